@@ -1,0 +1,1 @@
+"""The command line: thin adapters over the facade."""

@@ -1,0 +1,171 @@
+"""Settings: flags > ENGRAM_* environment > config file > defaults, and the XDG paths.
+
+Only composition roots (the CLI entry, the server app factory, the MCP entry) call `resolve`;
+everything else receives the frozen `Settings` it returns.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+DEFAULT_INDEX = "index"
+DEFAULT_PATTERN = "**/*.md"
+DEFAULT_MAX_FILE_BYTES = 5_000_000
+
+
+class ConfigError(Exception):
+    """The config file or a setting is invalid; the message says what to fix."""
+
+
+@dataclass(frozen=True)
+class Collection:
+    """A folder indexed under a name, with its glob, ignore rules and contexts."""
+
+    name: str
+    path: Path
+    pattern: str = DEFAULT_PATTERN
+    ignore: tuple[str, ...] = ()
+    contexts: tuple[tuple[str, str], ...] = ()  # (path prefix starting with "/", text)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything the facade needs to know, resolved once per process."""
+
+    index_name: str
+    data_dir: Path
+    cache_dir: Path
+    config_dir: Path
+    config_file: Path
+    collections: tuple[Collection, ...] = ()
+    global_context: str = ""
+    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
+    raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def db_path(self) -> Path:
+        """The SQLite index file for this index name."""
+        return self.data_dir / f"{self.index_name}.sqlite"
+
+    def collection(self, name: str) -> Collection | None:
+        """The collection called `name`, if configured."""
+        return next((c for c in self.collections if c.name == name), None)
+
+
+def xdg_dir(env: Mapping[str, str], var: str, fallback: str) -> Path:
+    """`$VAR/engram`, or `~/<fallback>/engram` when the variable is unset or empty."""
+    base = env.get(var) or str(Path.home() / fallback)
+    return Path(base).expanduser() / "engram"
+
+
+def resolve(
+    env: Mapping[str, str],
+    index: str | None = None,
+    config_file: str | os.PathLike[str] | None = None,
+) -> Settings:
+    """Build Settings from flags (arguments), the environment and the config file."""
+    index_name = index or env.get("ENGRAM_INDEX") or DEFAULT_INDEX
+    if not index_name.replace("-", "").replace("_", "").replace(".", "").isalnum():
+        raise ConfigError(f"index name {index_name!r} may only use letters, digits, - _ .")
+    data_dir = xdg_dir(env, "XDG_DATA_HOME", ".local/share")
+    cache_dir = xdg_dir(env, "XDG_CACHE_HOME", ".cache")
+    config_dir = xdg_dir(env, "XDG_CONFIG_HOME", ".config")
+    cfg_path = Path(config_file or env.get("ENGRAM_CONFIG") or config_dir / f"{index_name}.yml")
+    raw = load_config_file(cfg_path.expanduser())
+    settings = from_raw(raw)
+    max_bytes = env.get("ENGRAM_MAX_FILE_BYTES")
+    if max_bytes:
+        settings = replace(settings, max_file_bytes=_positive_int(max_bytes, "ENGRAM_MAX_FILE_BYTES"))
+    return replace(
+        settings,
+        index_name=index_name,
+        data_dir=data_dir,
+        cache_dir=cache_dir,
+        config_dir=config_dir,
+        config_file=cfg_path.expanduser(),
+    )
+
+
+def from_raw(raw: Mapping[str, Any]) -> Settings:
+    """Typed settings from a parsed config mapping (paths filled in by `resolve`)."""
+    cols_raw = raw.get("collections") or {}
+    if not isinstance(cols_raw, Mapping):
+        raise ConfigError("'collections' must be a mapping of name -> {path, pattern, ...}")
+    collections = tuple(_collection(str(name), spec) for name, spec in cols_raw.items())
+    max_bytes = raw.get("max_file_bytes", DEFAULT_MAX_FILE_BYTES)
+    return Settings(
+        index_name=DEFAULT_INDEX,
+        data_dir=Path(),
+        cache_dir=Path(),
+        config_dir=Path(),
+        config_file=Path(),
+        collections=collections,
+        global_context=str(raw.get("global_context") or ""),
+        max_file_bytes=_positive_int(max_bytes, "max_file_bytes"),
+        raw=dict(raw),
+    )
+
+
+def _collection(name: str, spec: Any) -> Collection:
+    if isinstance(spec, str):  # shorthand: name: /path
+        spec = {"path": spec}
+    if not isinstance(spec, Mapping) or not spec.get("path"):
+        raise ConfigError(f"collection {name!r} needs a 'path'")
+    ignore = spec.get("ignore") or ()
+    if isinstance(ignore, str):
+        ignore = (ignore,)
+    contexts = spec.get("context") or {}
+    if isinstance(contexts, str):
+        contexts = {"/": contexts}
+    return Collection(
+        name=name,
+        path=Path(str(spec["path"])).expanduser(),
+        pattern=str(spec.get("pattern") or spec.get("mask") or DEFAULT_PATTERN),
+        ignore=tuple(str(g) for g in ignore),
+        contexts=tuple(sorted((normalize_prefix(k), str(v)) for k, v in contexts.items())),
+    )
+
+
+def normalize_prefix(prefix: str) -> str:
+    """'/a/b/' and 'a/b' both become '/a/b'; the root is '/'."""
+    return "/" + str(prefix).strip().strip("/")
+
+
+def _positive_int(value: Any, what: str) -> int:
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{what} must be a whole number, got {value!r}") from None
+    if number <= 0:
+        raise ConfigError(f"{what} must be positive, got {number}")
+    return number
+
+
+def load_config_file(path: Path) -> dict[str, Any]:
+    """The parsed YAML config, or {} when the file does not exist."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise ConfigError(f"cannot read config {path}: {exc.strerror}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"config {path} is not valid YAML: {exc}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"config {path} must be a YAML mapping at the top level")
+    return data
+
+
+def dump_config(data: Mapping[str, Any]) -> str:
+    """The config mapping as YAML text, keys in insertion order."""
+    return yaml.safe_dump(dict(data), sort_keys=False, allow_unicode=True)

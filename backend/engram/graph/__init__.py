@@ -1,0 +1,1 @@
+"""The wiki-link graph: backlinks, neighbours, paths, centrality, communities."""

@@ -1,0 +1,1 @@
+"""The indexing pipeline: scan, parse, store, embed."""

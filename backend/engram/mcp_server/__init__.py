@@ -1,0 +1,1 @@
+"""`engram mcp`: the MCP stdio server for agents."""

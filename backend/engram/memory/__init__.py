@@ -1,0 +1,1 @@
+"""Agent memory as notes: facts, lifecycle, daily notes, context, checkpoints."""

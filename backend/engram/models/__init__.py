@@ -1,0 +1,1 @@
+"""GGUF models through llama.cpp: embedder, reranker, generator."""

@@ -1,0 +1,1 @@
+"""Retrieval: query syntax, BM25, vectors, fusion, snippets, output formats."""

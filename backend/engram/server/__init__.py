@@ -1,0 +1,1 @@
+"""`engram serve`: the localhost HTTP daemon."""

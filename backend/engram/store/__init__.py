@@ -1,0 +1,1 @@
+"""The SQLite index: the only place with SQL."""

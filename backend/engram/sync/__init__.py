@@ -1,0 +1,1 @@
+"""Convex sync of facts."""

@@ -1,0 +1,1 @@
+"""The vault on disk: scanning, parsing, link resolution and safe writes."""

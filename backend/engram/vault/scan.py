@@ -1,0 +1,155 @@
+"""Walk a collection's folder: glob masks, ignore rules, symlink loops."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+# Obsidian hides every dot-folder (.obsidian, .trash, .git, a custom config folder); so do we.
+ALWAYS_IGNORED_DIRS = frozenset({"node_modules", "__pycache__"})
+
+
+@dataclass(frozen=True)
+class FileStat:
+    """A file found by the scanner, with what incremental indexing compares."""
+
+    rel: str  # POSIX path relative to the collection root
+    path: Path
+    mtime_ns: int
+    size: int
+
+
+@lru_cache(maxsize=256)
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """Compile a glob (`**`, `*`, `?`, `[abc]`, `{a,b}`) matched against a whole relative path."""
+    return re.compile(_translate(pattern.strip().lstrip("/")) + r"\Z", re.IGNORECASE)
+
+
+def _translate(pat: str) -> str:
+    out: list[str] = []
+    i, n = 0, len(pat)
+    while i < n:
+        c = pat[i]
+        if pat.startswith("**/", i):
+            out.append(r"(?:.*/)?")
+            i += 3
+        elif pat.startswith("**", i):
+            out.append(r".*")
+            i += 2
+        elif c == "*":
+            out.append(r"[^/]*")
+            i += 1
+        elif c == "?":
+            out.append(r"[^/]")
+            i += 1
+        elif c == "[":
+            end = pat.find("]", i + 1)
+            if end == -1:
+                out.append(re.escape(c))
+                i += 1
+            else:
+                body = pat[i + 1 : end].replace("\\", "\\\\")
+                if body.startswith("!"):
+                    body = "^" + body[1:]
+                out.append(f"[{body}]")
+                i = end + 1
+        elif c == "{":
+            end = pat.find("}", i + 1)
+            if end == -1:
+                out.append(re.escape(c))
+                i += 1
+            else:
+                alts = pat[i + 1 : end].split(",")
+                out.append("(?:" + "|".join(_translate(a) for a in alts) + ")")
+                i = end + 1
+        else:
+            out.append(re.escape(c))
+            i += 1
+    return "".join(out)
+
+
+def matches(pattern: str, rel: str) -> bool:
+    """Does the relative POSIX path match the glob?"""
+    return glob_regex(pattern).match(rel) is not None
+
+
+def is_ignored(rel: str, ignore: tuple[str, ...]) -> bool:
+    """A path is ignored when it, or any folder above it, matches an ignore glob."""
+    parts = rel.split("/")
+    for i in range(1, len(parts) + 1):
+        prefix = "/".join(parts[:i])
+        for pattern in ignore:
+            if matches(pattern, prefix) or matches(pattern.rstrip("/") + "/**", prefix):
+                return True
+    return False
+
+
+def hidden_or_ignored_dir(name: str) -> bool:
+    """Folders never indexed: dot-folders and tool folders."""
+    return name.startswith(".") or name in ALWAYS_IGNORED_DIRS
+
+
+def scan(
+    root: Path,
+    pattern: str,
+    ignore: tuple[str, ...] = (),
+    warn: Callable[[str, str], None] | None = None,
+) -> Iterator[FileStat]:
+    """Yield every file under `root` matching `pattern` and no ignore glob, in sorted order.
+
+    Symlinked folders are followed once (a loop is cut and reported); unreadable entries are
+    reported through `warn(rel, message)` and skipped.
+    """
+    seen: set[tuple[int, int]] = set()
+    try:
+        st = root.stat()
+    except OSError as exc:
+        if warn:
+            warn("", f"cannot read collection folder {root}: {exc.strerror}")
+        return
+    seen.add((st.st_dev, st.st_ino))
+    yield from _walk(root, "", pattern, ignore, seen, warn)
+
+
+def _walk(
+    folder: Path,
+    rel_folder: str,
+    pattern: str,
+    ignore: tuple[str, ...],
+    seen: set[tuple[int, int]],
+    warn: Callable[[str, str], None] | None,
+) -> Iterator[FileStat]:
+    try:
+        with os.scandir(folder) as it:
+            entries = sorted(it, key=lambda e: e.name)
+    except OSError as exc:
+        if warn:
+            warn(rel_folder, f"cannot list folder: {exc.strerror}")
+        return
+    for entry in entries:
+        rel = f"{rel_folder}/{entry.name}" if rel_folder else entry.name
+        try:
+            is_dir = entry.is_dir()
+            st = entry.stat()
+        except OSError as exc:
+            if warn:
+                warn(rel, f"unreadable entry skipped: {exc.strerror}")
+            continue
+        if is_dir:
+            if hidden_or_ignored_dir(entry.name) or (ignore and is_ignored(rel, ignore)):
+                continue
+            key = (st.st_dev, st.st_ino)
+            if key in seen:
+                if warn:
+                    warn(rel, "symlink loop skipped")
+                continue
+            seen.add(key)
+            yield from _walk(Path(entry.path), rel, pattern, ignore, seen, warn)
+        elif entry.name.startswith("."):
+            continue
+        elif matches(pattern, rel) and not (ignore and is_ignored(rel, ignore)):
+            yield FileStat(rel=rel, path=Path(entry.path), mtime_ns=st.st_mtime_ns, size=st.st_size)
