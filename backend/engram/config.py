@@ -14,13 +14,17 @@ from typing import Any
 
 import yaml
 
+from engram.errors import EngramError
+
 DEFAULT_INDEX = "index"
 DEFAULT_PATTERN = "**/*.md"
 DEFAULT_MAX_FILE_BYTES = 5_000_000
 
 
-class ConfigError(Exception):
+class ConfigError(EngramError):
     """The config file or a setting is invalid; the message says what to fix."""
+
+    code = "config"
 
 
 @dataclass(frozen=True)
@@ -81,7 +85,9 @@ def resolve(
     settings = from_raw(raw)
     max_bytes = env.get("ENGRAM_MAX_FILE_BYTES")
     if max_bytes:
-        settings = replace(settings, max_file_bytes=_positive_int(max_bytes, "ENGRAM_MAX_FILE_BYTES"))
+        settings = replace(
+            settings, max_file_bytes=_positive_int(max_bytes, "ENGRAM_MAX_FILE_BYTES")
+        )
     return replace(
         settings,
         index_name=index_name,

@@ -1,1 +1,5 @@
 """The command line: thin adapters over the facade."""
+
+from engram.cli.main import main
+
+__all__ = ["main"]

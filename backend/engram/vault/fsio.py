@@ -8,15 +8,15 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from engram.errors import ConflictError, InvalidInputError
+
+__all__ = ["ConflictError", "UnsafePathError", "atomic_write", "atomic_write_text", "read_note"]
+
 BINARY_SNIFF_BYTES = 8192
 
 
-class UnsafePathError(ValueError):
+class UnsafePathError(InvalidInputError):
     """A path escapes its root (`..`, absolute path, symlink pointing outside)."""
-
-
-class ConflictError(Exception):
-    """The file changed since the caller read it; nothing was written."""
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
+from bisect import bisect_left
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
@@ -20,7 +21,6 @@ from urllib.parse import unquote
 import yaml
 from frontmatter.default_handlers import YAMLHandler
 from markdown_it import MarkdownIt
-from markdown_it.token import Token
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -35,15 +35,21 @@ _MD = (
 _FM_OPEN = re.compile(r"\A---[ \t]*\r?\n")
 _FM_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.MULTILINE)
 _CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.DOTALL)
-_WIKILINK = re.compile(r"(!?)\[\[([^\[\]\n]+?)\]\]")
-_MDLINK = re.compile(r"(!?)\[([^\[\]\n]*)\]\(\s*(<[^<>\n]+>|[^()\s]+)(?:\s+\"[^\"\n]*\")?\s*\)")
+_WIKILINK = re.compile(r"\[\[([^\[\]\n]+?)\]\]")
+_MDLINK = re.compile(r"\[([^\[\]\n]*)\]\(\s*(<[^<>\n]+>|[^()\s]+)(?:\s+\"[^\"\n]*\")?\s*\)")
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
-_TAG = re.compile(r"(?:(?<=\s)|(?<=^)|(?<=[(,]))#([^\s#!\"$%&'()*+,.:;<=>?@\[\]^`{|}~\\]+)")
+_TAG = re.compile(r"#([^\s#!\"$%&'()*+,.:;<=>?@\[\]^`{|}~\\]+)")
 _BLOCK_ID = re.compile(r"(?:^|\s)\^([A-Za-z0-9-]+)[ \t]*$")
 _FIELD_LINE = re.compile(r"^[ \t]*(?:\*\*|__)?([\w][\w \-/.]*?)(?:\*\*|__)?::[ \t]*(.*?)[ \t]*$")
 _FIELD_INLINE = re.compile(r"[\[(]([\w][\w \-/.]*?)::[ \t]*([^\])\n]*?)[ \t]*[\])]")
-_ATOMIC_BLOCKS = {"fence": "code", "code_block": "code", "math_block": "math",
-                  "math_block_label": "math", "table_open": "table", "html_block": "html"}
+_ATOMIC_BLOCKS = {
+    "fence": "code",
+    "code_block": "code",
+    "math_block": "math",
+    "math_block_label": "math",
+    "table_open": "table",
+    "html_block": "html",
+}
 
 
 @dataclass(frozen=True)
@@ -176,7 +182,9 @@ def parse_note(text: str, rel_path: str) -> ParsedNote:
     pending_heading: int | None = None
     for tok in tokens:
         if tok.type in _ATOMIC_BLOCKS and tok.map:
-            spans.append(Span(_ATOMIC_BLOCKS[tok.type], tok.map[0] + 1 + offset, tok.map[1] + offset))
+            spans.append(
+                Span(_ATOMIC_BLOCKS[tok.type], tok.map[0] + 1 + offset, tok.map[1] + offset)
+            )
         elif tok.type == "heading_open":
             pending_heading = int(tok.tag[1:])
         elif tok.type == "inline" and tok.map:
@@ -226,14 +234,24 @@ def _scan_inline(
     fields: list[Field],
     blocks: list[tuple[str, int]],
 ) -> None:
+    newlines: list[int] | None = None
+
     def line_of(pos: int) -> int:
-        return line0 + content.count("\n", 0, pos)
+        nonlocal newlines
+        if "\n" not in content:
+            return line0
+        if newlines is None:
+            newlines = [i for i, ch in enumerate(content) if ch == "\n"]
+        return line0 + bisect_left(newlines, pos)
+
+    def embed_at(pos: int) -> bool:
+        return pos > 0 and content[pos - 1] == "!"
 
     taken: list[tuple[int, int]] = []
     if "[[" in content:
         for m in _WIKILINK.finditer(content):
             taken.append(m.span())
-            link = wikilink(m.group(2), embed=bool(m.group(1)), line=line_of(m.start()))
+            link = wikilink(m.group(1), embed=embed_at(m.start()), line=line_of(m.start()))
             if link:
                 links.append(link)
     if "](" in content:
@@ -241,13 +259,16 @@ def _scan_inline(
             if any(s <= m.start() < e for s, e in taken):
                 continue
             taken.append(m.span())
-            link = _markdown_link(m.group(3), m.group(2), bool(m.group(1)), line_of(m.start()))
+            link = _markdown_link(m.group(2), m.group(1), embed_at(m.start()), line_of(m.start()))
             if link:
                 links.append(link)
     if "#" in content:
         for m in _TAG.finditer(content):
+            start = m.start()
+            if start and not (content[start - 1].isspace() or content[start - 1] in "(,"):
+                continue
             tag = m.group(1).rstrip("/")
-            if tag and not tag.isdigit() and not any(s <= m.start() < e for s, e in taken):
+            if tag and not tag.isdigit() and not any(s <= start < e for s, e in taken):
                 tags.append((tag, line_of(m.start())))
     if "::" in content:
         for i, text_line in enumerate(content.split("\n")):
@@ -261,9 +282,9 @@ def _scan_inline(
                 fields.append(Field(m.group(1).strip(), m.group(2), line0 + i, "inline"))
     if "^" in content:
         last = content.rstrip("\n").rsplit("\n", 1)[-1]
-        m = _BLOCK_ID.search(last)
-        if m:
-            blocks.append((m.group(1), line0 + content.rstrip("\n").count("\n")))
+        block = _BLOCK_ID.search(last)
+        if block:
+            blocks.append((block.group(1), line0 + content.rstrip("\n").count("\n")))
 
 
 def wikilink(inner: str, embed: bool, line: int, kind: str = "wikilink") -> Link | None:
@@ -344,7 +365,7 @@ def _frontmatter_links(frontmatter: dict[str, Any], fm_text: str) -> list[Link]:
     for text in _walk_strings(frontmatter):
         for m in _WIKILINK.finditer(text):
             line = _fm_line(fm_text, m.group(0))
-            link = wikilink(m.group(2), embed=False, line=line, kind="frontmatter")
+            link = wikilink(m.group(1), embed=False, line=line, kind="frontmatter")
             if link:
                 out.append(link)
     return out
@@ -358,6 +379,12 @@ def _frontmatter_fields(frontmatter: dict[str, Any], fm_text: str) -> list[Field
         for v in values:
             if isinstance(v, dict | list):
                 v = json.dumps(v, ensure_ascii=False)
-            out.append(Field(key, "" if v is None else str(v).lower() if isinstance(v, bool)
-                             else str(v), line, "frontmatter"))
+            out.append(
+                Field(
+                    key,
+                    "" if v is None else str(v).lower() if isinstance(v, bool) else str(v),
+                    line,
+                    "frontmatter",
+                )
+            )
     return out

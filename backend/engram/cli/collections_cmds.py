@@ -1,0 +1,265 @@
+"""collection, context, ls, update, status, cleanup, doctor."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from engram.cli.main import State, cli, echo_json, pass_state, warn
+
+
+@cli.group()
+def collection() -> None:
+    """Add, list, show, rename and remove collections (folders to index)."""
+
+
+@collection.command("add")
+@click.argument("path", type=click.Path(file_okay=False))
+@click.option("--name", "-n", help="Collection name (default: the folder's name).")
+@click.option("--mask", help='Files to index, a glob (default "**/*.md").')
+@click.option("--ignore", multiple=True, help="Glob of files or folders to skip (repeatable).")
+@click.option("--no-index", is_flag=True, help="Only register it; index later with update.")
+@click.option("--json", "as_json", is_flag=True, help="Output as JSON.")
+@pass_state
+def collection_add(
+    state: State,
+    path: str,
+    name: str | None,
+    mask: str | None,
+    ignore: tuple[str, ...],
+    no_index: bool,
+    as_json: bool,
+) -> None:
+    """Register PATH as a collection and index it."""
+    info = state.engram.collection_add(path, name, mask, ignore)
+    if not no_index:
+        report = _run_update(state, [info["name"]], quiet=as_json)
+        info = state.engram.collection_show(info["name"])
+        info["update"] = _report_dict(report)
+    if as_json:
+        echo_json(info)
+    else:
+        click.echo(
+            f"added collection {info['name']}: {info['path']} ({info['pattern']}), "
+            f"{info['documents']} documents"
+        )
+
+
+@collection.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Output as JSON.")
+@pass_state
+def collection_list(state: State, as_json: bool) -> None:
+    """List collections with their document counts."""
+    cols = state.engram.collection_list()
+    if as_json:
+        echo_json(cols)
+        return
+    if not cols:
+        click.echo("no collections yet: engram collection add PATH --name NAME")
+    for c in cols:
+        click.echo(f"{c['name']}\t{c['documents']} docs\t{c['path']}\t{c['pattern']}")
+
+
+@collection.command("show")
+@click.argument("name")
+@click.option("--json", "as_json", is_flag=True, help="Output as JSON.")
+@pass_state
+def collection_show(state: State, name: str, as_json: bool) -> None:
+    """Show a collection's settings and contexts."""
+    info = state.engram.collection_show(name)
+    if as_json:
+        echo_json(info)
+        return
+    for key in ("name", "path", "pattern", "documents", "lastIndexed"):
+        click.echo(f"{key}: {info[key]}")
+    if info["ignore"]:
+        click.echo("ignore: " + ", ".join(info["ignore"]))
+    for ctx in info["contexts"]:
+        click.echo(f"context {ctx['prefix']}: {ctx['text']}")
+
+
+@collection.command("remove")
+@click.argument("name")
+@pass_state
+def collection_remove(state: State, name: str) -> None:
+    """Forget a collection and drop its documents from the index (files are untouched)."""
+    removed = state.engram.collection_remove(name)
+    click.echo(f"removed collection {name} ({removed} documents dropped from the index)")
+
+
+@collection.command("rename")
+@click.argument("old")
+@click.argument("new")
+@pass_state
+def collection_rename(state: State, old: str, new: str) -> None:
+    """Rename a collection."""
+    state.engram.collection_rename(old, new)
+    click.echo(f"renamed collection {old} -> {new}")
+
+
+@cli.command("ls")
+@click.argument("target", required=False)
+@click.option("--json", "as_json", is_flag=True, help="Output as JSON.")
+@pass_state
+def ls(state: State, target: str | None, as_json: bool) -> None:
+    """List collections, or the indexed files under COLLECTION[/PATH]."""
+    rows = state.engram.ls(target)
+    if as_json:
+        echo_json(rows)
+    elif not target:
+        for c in rows:
+            click.echo(f"{c['name']}/\t{c['documents']} docs\t{c['path']}")
+    else:
+        for r in rows:
+            click.echo(f"#{r['docid']}  {r['collection']}/{r['path']}\t{r['title']}")
+
+
+@cli.group()
+def context() -> None:
+    """Describe folders so results carry that context (for people and agents)."""
+
+
+@context.command("add")
+@click.argument("args", nargs=-1, required=True)
+@pass_state
+def context_add(state: State, args: tuple[str, ...]) -> None:
+    """Add context: [TARGET] TEXT, where TARGET is a path, engram://collection/path or /."""
+    if len(args) > 2:
+        raise click.UsageError('quote the text: engram context add PATH "some text"')
+    target, text = (".", args[0]) if len(args) == 1 else args
+    entry = state.engram.context_add(target, text)
+    click.echo(f"context set on {entry.target}")
+
+
+@context.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Output as JSON.")
+@pass_state
+def context_list(state: State, as_json: bool) -> None:
+    """List every context."""
+    entries = state.engram.context_list()
+    if as_json:
+        echo_json([e.to_dict() for e in entries])
+        return
+    for e in entries:
+        click.echo(f"{e.target}\t{e.text}")
+
+
+@context.command("rm")
+@click.argument("target")
+@pass_state
+def context_rm(state: State, target: str) -> None:
+    """Remove the context on TARGET."""
+    state.engram.context_rm(target)
+    click.echo(f"context removed from {target}")
+
+
+@cli.command()
+@click.option(
+    "-c", "--collection", "collections", multiple=True, help="Only this collection (repeatable)."
+)
+@click.option("--json", "as_json", is_flag=True, help="Output the report as JSON.")
+@pass_state
+def update(state: State, collections: tuple[str, ...], as_json: bool) -> None:
+    """Index new and changed notes, drop deleted ones (incremental)."""
+    report = _run_update(state, list(collections), quiet=as_json)
+    if as_json:
+        echo_json(_report_dict(report))
+    else:
+        click.echo(report.summary())
+
+
+def _run_update(state: State, collections: list[str], quiet: bool) -> Any:
+    engram = state.engram
+    if not collections and not engram.settings.collections:
+        raise click.UsageError("no collections yet: engram collection add PATH --name NAME")
+    if quiet or not sys.stderr.isatty():
+        report = engram.update(collections)
+    else:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+        with Progress(
+            "[progress.description]{task.description}",
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeRemainingColumn(),
+            transient=True,
+        ) as bar:
+            task = bar.add_task("indexing", total=None)
+            report = engram.update(
+                collections, lambda done, total: bar.update(task, completed=done, total=total)
+            )
+    if not quiet:
+        for col, path, message in report.warnings:
+            warn(f"{col}/{path}: {message}" if path else f"{col}: {message}")
+    return report
+
+
+def _report_dict(report: Any) -> dict[str, Any]:
+    return {
+        "added": report.added,
+        "updated": report.updated,
+        "renamed": report.renamed,
+        "removed": report.removed,
+        "unchanged": report.unchanged,
+        "skipped": report.skipped,
+        "seconds": round(report.seconds, 3),
+        "warnings": [{"collection": c, "path": p, "message": m} for c, p, m in report.warnings],
+    }
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Output as JSON.")
+@pass_state
+def status(state: State, as_json: bool) -> None:
+    """Collections, document counts, index size and freshness."""
+    info = state.engram.status()
+    if as_json:
+        echo_json(info)
+        return
+    idx = info["index"]
+    click.echo(
+        f"index: {idx['path']} ({idx['bytes'] / 1e6:.1f} MB), last update: "
+        f"{idx['lastUpdate'] or 'never'}"
+    )
+    click.echo(f"config: {info['config']}")
+    click.echo(f"documents: {info['documents']}, links: {info['links']}, tags: {info['tags']}")
+    for c in info["collections"]:
+        click.echo(f"  {c['name']}: {c['documents']} docs in {c['path']} ({c['pattern']})")
+    if info["warnings"]:
+        click.echo(f"{info['warnings']} notes were indexed with warnings (see: engram doctor)")
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Output as JSON.")
+@pass_state
+def cleanup(state: State, as_json: bool) -> None:
+    """Drop documents of removed collections and orphaned data, then compact the index."""
+    info = state.engram.cleanup()
+    if as_json:
+        echo_json(info)
+        return
+    click.echo(
+        f"removed {info['documentsRemoved']} stale documents and "
+        f"{info['contentsRemoved']} orphaned texts; "
+        f"{info['bytesBefore'] / 1e6:.1f} MB -> {info['bytesAfter'] / 1e6:.1f} MB"
+    )
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Output as JSON.")
+@pass_state
+def doctor(state: State, as_json: bool) -> None:
+    """Check SQLite, extensions, models, config and index health, with fixes."""
+    checks = state.engram.doctor()
+    if as_json:
+        echo_json([c.to_dict() for c in checks])
+    else:
+        marks = {"ok": "ok  ", "warn": "WARN", "fail": "FAIL"}
+        for c in checks:
+            click.echo(f"[{marks[c.status]}] {c.name}: {c.detail}")
+            if c.fix and c.status != "ok":
+                click.echo(f"       fix: {c.fix}")
+    if any(c.status == "fail" for c in checks):
+        raise click.exceptions.Exit(1)

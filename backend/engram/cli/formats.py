@@ -1,0 +1,185 @@
+"""Output formats for results and documents: human, json, csv, md, xml, files."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+
+from engram.service import Document, SearchResult
+
+FORMATS = ("human", "json", "csv", "md", "xml", "files")
+_XML_BAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+
+BOLD, DIM, YELLOW, CYAN, RESET = "\x1b[1m", "\x1b[2m", "\x1b[33m", "\x1b[36m", "\x1b[0m"
+
+
+def _highlight(text: str, marks: Sequence[tuple[int, int]], start: str, end: str) -> str:
+    out, last = [], 0
+    for s, e in sorted(marks):
+        if s < last or e <= s:
+            continue
+        out += [text[last:s], start, text[s:e], end]
+        last = e
+    out.append(text[last:])
+    return "".join(out)
+
+
+def _numbered(text: str, first: int) -> str:
+    lines = text.split("\n")
+    width = len(str(first + len(lines) - 1))
+    return "\n".join(f"{first + i:>{width}}: {line}" for i, line in enumerate(lines))
+
+
+def render_results(
+    results: Sequence[SearchResult],
+    fmt: str = "human",
+    color: bool = False,
+    line_numbers: bool = False,
+) -> str:
+    """Results in one of FORMATS."""
+    if fmt == "json":
+        return json.dumps([r.to_dict() for r in results], ensure_ascii=False, indent=2)
+    if fmt == "csv":
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(["docid", "score", "collection", "path", "title", "line", "context", "snippet"])
+        for r in results:
+            w.writerow(
+                [
+                    r.docid,
+                    f"{r.score:.4f}",
+                    r.collection,
+                    r.path,
+                    r.title,
+                    r.line,
+                    r.context or "",
+                    r.body if r.body is not None else r.snippet,
+                ]
+            )
+        return buf.getvalue().rstrip("\n")
+    if fmt == "files":
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        for r in results:
+            w.writerow(
+                [f"#{r.docid}", f"{r.score:.4f}", f"{r.collection}/{r.path}", r.context or ""]
+            )
+        return buf.getvalue().rstrip("\n")
+    if fmt == "xml":
+        root = ET.Element("results")
+        for r in results:
+            el = ET.SubElement(
+                root,
+                "result",
+                docid=r.docid,
+                score=f"{r.score:.4f}",
+                collection=_xml(r.collection),
+                path=_xml(r.path),
+                line=str(r.line),
+            )
+            ET.SubElement(el, "title").text = _xml(r.title)
+            if r.context:
+                ET.SubElement(el, "context").text = _xml(r.context)
+            tag, text = ("body", r.body) if r.body is not None else ("snippet", r.snippet)
+            ET.SubElement(el, tag).text = _xml(text)
+        return ET.tostring(root, encoding="unicode", xml_declaration=True)
+    if fmt == "md":
+        return "\n\n".join(_md_result(r, line_numbers) for r in results)
+    return "\n\n".join(_human_result(r, color, line_numbers) for r in results)
+
+
+def _xml(text: str) -> str:
+    return _XML_BAD.sub("", text)
+
+
+def _md_result(r: SearchResult, line_numbers: bool) -> str:
+    head = f"## {r.title}\n\n- path: `{r.collection}/{r.path}` (line {r.line})\n"
+    head += f"- docid: `#{r.docid}`\n- score: {r.score:.2f}\n"
+    if r.context:
+        head += f"- context: {r.context}\n"
+    if r.body is not None:
+        body = _numbered(r.body, 1) if line_numbers else r.body
+        return head + "\n" + body
+    return head + "\n> " + _highlight(r.snippet, r.highlights, "**", "**")
+
+
+def _human_result(r: SearchResult, color: bool, line_numbers: bool) -> str:
+    b, d, y, c, x = (BOLD, DIM, YELLOW, CYAN, RESET) if color else ("",) * 5
+    lines = [
+        f"{c}{r.collection}/{r.path}:{r.line}{x} {d}#{r.docid}{x}  {b}{r.score:.2f}{x}",
+        f"{b}{r.title}{x}",
+    ]
+    if r.context:
+        lines.append(f"{d}{r.context}{x}")
+    if r.body is not None:
+        lines.append(_numbered(r.body, 1) if line_numbers else r.body)
+    else:
+        lines.append(_highlight(r.snippet, r.highlights, y + b, x) if color else r.snippet)
+    for p in r.passages[1:]:
+        snippet = _highlight(p.snippet, p.highlights, y + b, x) if color else p.snippet
+        lines.append(f"  {d}:{p.line}{x} {snippet}")
+    return "\n".join(lines)
+
+
+def render_documents(
+    documents: Sequence[Document], fmt: str = "human", line_numbers: bool = False
+) -> str:
+    """Documents from get / multi-get in one of FORMATS."""
+    if fmt == "json":
+        return json.dumps([d.to_dict() for d in documents], ensure_ascii=False, indent=2)
+    if fmt in ("csv", "files"):
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        if fmt == "csv":
+            w.writerow(["docid", "collection", "path", "title", "from_line", "note", "text"])
+        for doc in documents:
+            if fmt == "csv":
+                w.writerow(
+                    [
+                        doc.docid,
+                        doc.collection,
+                        doc.path,
+                        doc.title,
+                        doc.from_line,
+                        doc.note or "",
+                        doc.text,
+                    ]
+                )
+            else:
+                w.writerow([f"#{doc.docid}", f"{doc.collection}/{doc.path}", doc.context or ""])
+        return buf.getvalue().rstrip("\n")
+    if fmt == "xml":
+        root = ET.Element("documents")
+        for doc in documents:
+            el = ET.SubElement(
+                root,
+                "document",
+                docid=doc.docid,
+                collection=_xml(doc.collection),
+                path=_xml(doc.path),
+                fromLine=str(doc.from_line),
+            )
+            ET.SubElement(el, "title").text = _xml(doc.title)
+            if doc.note:
+                ET.SubElement(el, "note").text = _xml(doc.note)
+            ET.SubElement(el, "text").text = _xml(doc.text)
+        return ET.tostring(root, encoding="unicode", xml_declaration=True)
+    parts = []
+    for doc in documents:
+        text = _numbered(doc.text, doc.from_line) if line_numbers and doc.text else doc.text
+        if fmt == "md":
+            parts.append(
+                f"## {doc.title}\n\n`{doc.collection}/{doc.path}` `#{doc.docid}`"
+                + (f"\n\n> {doc.note}" if doc.note else "")
+                + f"\n\n{text}"
+            )
+        elif len(documents) == 1 and not doc.note:
+            parts.append(text)
+        else:
+            header = f"==> {doc.collection}/{doc.path} #{doc.docid} <=="
+            parts.append(header + (f"\n[{doc.note}]" if doc.note else "") + f"\n{text}")
+    return "\n\n".join(parts)

@@ -1,0 +1,130 @@
+"""The `engram` command group, global options, output helpers and error handling."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+if TYPE_CHECKING:
+    from engram.service import Engram
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class State:
+    """Per-invocation state: global flags and the lazily built facade."""
+
+    def __init__(self, index: str | None, config_file: str | None) -> None:
+        self.index = index
+        self.config_file = config_file
+        self._engram: Engram | None = None
+
+    @property
+    def engram(self) -> Engram:
+        """The facade, built on first use (keeps `--help` free of heavy imports)."""
+        if self._engram is None:
+            from engram import config
+            from engram.service import Engram
+
+            settings = config.resolve(os.environ, index=self.index, config_file=self.config_file)
+            self._engram = Engram(settings)
+        return self._engram
+
+    def close(self) -> None:
+        """Close the facade if it was built."""
+        if self._engram is not None:
+            self._engram.close()
+
+
+pass_state = click.make_pass_decorator(State)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.option(
+    "--index", metavar="NAME", help="Use another index (default: index, or $ENGRAM_INDEX)."
+)
+@click.option(
+    "--config",
+    "config_file",
+    metavar="FILE",
+    type=click.Path(dir_okay=False),
+    help="Config file (default: $XDG_CONFIG_HOME/engram/<index>.yml).",
+)
+@click.version_option(package_name="engram", prog_name="engram")
+@click.pass_context
+def cli(ctx: click.Context, index: str | None, config_file: str | None) -> None:
+    """Engram: local-first search and memory for Obsidian vaults and markdown folders.
+
+    \b
+    Quick start:
+      engram collection add ~/vault --name notes
+      engram search "what did we decide about pricing"
+      engram get notes/projects/pricing.md
+    """
+    state = State(index, config_file)
+    ctx.obj = state
+    ctx.call_on_close(state.close)
+
+
+def output_options(func: F) -> F:
+    """Add --json/--csv/--md/--xml/--files (human text by default)."""
+    for name, hint in reversed(
+        (
+            ("json", "JSON array"),
+            ("csv", "CSV with a header"),
+            ("md", "Markdown"),
+            ("xml", "XML"),
+            ("files", "docid,score,path,context lines"),
+        )
+    ):
+        func = click.option(f"--{name}", "fmt", flag_value=name, help=f"Output as {hint}.")(func)
+    return click.option("--human", "fmt", flag_value="human", default=True, hidden=True)(func)
+
+
+def color_enabled() -> bool:
+    """Colour only on a terminal, and never when NO_COLOR is set."""
+    return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+
+
+def echo_json(value: Any) -> None:
+    """Print a JSON document."""
+    click.echo(json.dumps(value, ensure_ascii=False, indent=2, default=str))
+
+
+def warn(message: str) -> None:
+    """A warning line on stderr."""
+    click.echo(f"warning: {message}", err=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Console-script entry: run the CLI and turn domain errors into exit codes."""
+    from engram.cli import commands  # noqa: F401  (registers the commands)
+
+    try:
+        cli.main(args=argv, prog_name="engram", standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("interrupted", err=True)
+        return 130
+    except KeyboardInterrupt:
+        click.echo("interrupted", err=True)
+        return 130
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except click.exceptions.Exit as exc:
+        return int(exc.exit_code or 0)
+    except Exception as exc:
+        from engram.errors import EngramError
+
+        if isinstance(exc, EngramError):
+            click.echo(f"error: {exc.message}", err=True)
+            if exc.hint:
+                click.echo(f"hint: {exc.hint}", err=True)
+            return 1
+        raise
+    return 0

@@ -1,0 +1,187 @@
+"""search, get, multi-get, bench."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from engram.cli.main import State, cli, color_enabled, echo_json, output_options, pass_state
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def search_options(func: F) -> F:
+    """The flags every search mode shares."""
+    opts = [
+        click.option(
+            "-n",
+            "limit",
+            type=click.IntRange(min=1),
+            default=None,
+            help="Number of results (default 10; 20 for machine formats).",
+        ),
+        click.option(
+            "-c",
+            "--collection",
+            "collections",
+            multiple=True,
+            help="Only this collection (repeatable).",
+        ),
+        click.option("--all", "all_results", is_flag=True, help="Return every match."),
+        click.option(
+            "--min-score",
+            type=click.FloatRange(0, 1),
+            default=0.0,
+            help="Drop results scoring below this (0..1).",
+        ),
+        click.option("--full", is_flag=True, help="Print whole documents, not snippets."),
+        click.option("--line-numbers", is_flag=True, help="Number the lines of --full output."),
+    ]
+    for opt in reversed(opts):
+        func = opt(func)
+    return output_options(func)
+
+
+def result_limit(limit: int | None, all_results: bool, fmt: str) -> int | None:
+    """-n, or --all (no limit), or the default for the output format."""
+    if all_results:
+        return None
+    return limit or (10 if fmt in ("human", "md") else 20)
+
+
+@cli.command()
+@click.argument("query", nargs=-1, required=True)
+@search_options
+@pass_state
+def search(
+    state: State,
+    query: tuple[str, ...],
+    limit: int | None,
+    collections: tuple[str, ...],
+    all_results: bool,
+    min_score: float,
+    full: bool,
+    line_numbers: bool,
+    fmt: str,
+) -> None:
+    """Keyword search (BM25). Words rank by relevance; "phrases" are required;
+    -word excludes; word* is a prefix; filters: path: tag: collection: after: before: key:value.
+    """
+    from engram.cli.formats import render_results
+
+    results = state.engram.search(
+        " ".join(query),
+        n=result_limit(limit, all_results, fmt),
+        collections=collections,
+        min_score=min_score,
+        full=full,
+    )
+    if not results and fmt == "human":
+        click.echo("no results", err=True)
+        return
+    click.echo(render_results(results, fmt, color=color_enabled(), line_numbers=line_numbers))
+
+
+@cli.command()
+@click.argument("ref")
+@click.option("-l", "max_lines", type=click.IntRange(min=0), help="Print at most N lines.")
+@click.option("--from", "from_line", type=click.IntRange(min=1), help="Start at line N.")
+@click.option("--line-numbers", is_flag=True, help="Number the lines.")
+@output_options
+@pass_state
+def get(
+    state: State,
+    ref: str,
+    max_lines: int | None,
+    from_line: int | None,
+    line_numbers: bool,
+    fmt: str,
+) -> None:
+    """Print a document: PATH, collection/PATH, engram://collection/PATH or #docid, with an
+    optional :LINE suffix."""
+    from engram.cli.formats import render_documents
+
+    doc = state.engram.get(ref, from_line=from_line, max_lines=max_lines)
+    click.echo(render_documents([doc], fmt, line_numbers=line_numbers))
+
+
+@cli.command("multi-get")
+@click.argument("spec")
+@click.option(
+    "--max-bytes",
+    type=click.IntRange(min=1),
+    default=10_240,
+    show_default=True,
+    help="Skip files larger than this (noted in the output).",
+)
+@click.option("-l", "max_lines", type=click.IntRange(min=0), help="At most N lines per file.")
+@click.option("--line-numbers", is_flag=True, help="Number the lines.")
+@output_options
+@pass_state
+def multi_get(
+    state: State, spec: str, max_bytes: int, max_lines: int | None, line_numbers: bool, fmt: str
+) -> None:
+    """Print several documents: a glob ("notes/projects/*.md"), a comma-separated list, or
+    #docids."""
+    from engram.cli.formats import render_documents
+
+    docs = state.engram.multi_get(spec, max_bytes=max_bytes, max_lines=max_lines)
+    click.echo(render_documents(docs, fmt, line_numbers=line_numbers))
+
+
+@cli.command()
+@click.option(
+    "--queries",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    required=True,
+    help="BEIR queries.jsonl ({_id, text} per line).",
+)
+@click.option(
+    "--qrels",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    required=True,
+    help="Judgements: query-id<TAB>corpus-id<TAB>score.",
+)
+@click.option("--mode", default="search", show_default=True, help="search, vsearch or query.")
+@click.option(
+    "-n",
+    "limit",
+    type=click.IntRange(min=10),
+    default=100,
+    show_default=True,
+    help="Results retrieved per query.",
+)
+@click.option(
+    "-c", "--collection", "collections", multiple=True, help="Only this collection (repeatable)."
+)
+@click.option(
+    "--run-out", type=click.Path(dir_okay=False, path_type=Path), help="Write a TREC run file."
+)
+@click.option("--snippets", is_flag=True, help="Include passage extraction in the latency.")
+@click.option("--json", "as_json", is_flag=True, help="Output as JSON.")
+@pass_state
+def bench(
+    state: State,
+    queries: Path,
+    qrels: Path,
+    mode: str,
+    limit: int,
+    collections: tuple[str, ...],
+    run_out: Path | None,
+    snippets: bool,
+    as_json: bool,
+) -> None:
+    """Measure retrieval quality on BEIR-format queries; a result's corpus id is its file stem."""
+    report = state.engram.bench(queries, qrels, mode, limit, collections, run_out, snippets)
+    if as_json:
+        echo_json(report)
+        return
+    click.echo(
+        f"mode={report['mode']} queries={report['queries']}  "
+        f"nDCG@10={report['ndcg@10']:.4f}  Recall@10={report['recall@10']:.4f}  "
+        f"Recall@100={report['recall@100']:.4f}  MRR@10={report['mrr@10']:.4f}  "
+        f"p50={report['p50_ms']:.1f}ms  p95={report['p95_ms']:.1f}ms"
+    )

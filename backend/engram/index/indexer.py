@@ -1,0 +1,298 @@
+"""Incremental indexing: scan, compare (mtime, size) then hash, parse what changed, store.
+
+Work is committed in small transactions, so an interrupted update leaves a consistent index
+that the next run completes. A file whose hash matches a vanished document is a rename: the
+row moves and nothing is re-parsed.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+from typing import Any
+
+from engram.index.loader import Loaded, load_all
+from engram.store import documents as docs
+from engram.store.db import Database
+from engram.store.fts import cjk_column
+from engram.vault.parse import ParsedNote
+from engram.vault.scan import FileStat, scan
+
+BATCH_SECONDS = 0.5
+BATCH_MAX = 500
+DATE_KEYS = ("date", "created", "timestamp", "updated")
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class CollectionSpec:
+    """What the indexer needs to know about a collection."""
+
+    name: str
+    root: Any  # pathlib.Path
+    pattern: str
+    ignore: tuple[str, ...] = ()
+
+
+@dataclass
+class UpdateReport:
+    """Counts and warnings of one `update` run."""
+
+    added: int = 0
+    updated: int = 0
+    renamed: int = 0
+    removed: int = 0
+    unchanged: int = 0
+    skipped: int = 0
+    seconds: float = 0.0
+    warnings: list[tuple[str, str, str]] = field(default_factory=list)  # (collection, path, msg)
+    changed_ids: list[int] = field(default_factory=list)
+    removed_paths: list[tuple[str, str]] = field(default_factory=list)
+
+    def summary(self) -> str:
+        """One line for humans."""
+        return (
+            f"{self.added} added, {self.updated} updated, {self.renamed} renamed, "
+            f"{self.removed} removed, {self.unchanged} unchanged"
+            + (f", {self.skipped} skipped" if self.skipped else "")
+            + f" in {self.seconds:.2f}s"
+        )
+
+
+def update(
+    db: Database,
+    collections: Iterable[CollectionSpec],
+    max_file_bytes: int,
+    progress: Progress | None = None,
+    only_paths: dict[str, set[str]] | None = None,
+) -> UpdateReport:
+    """Bring the index in line with the files of each collection.
+
+    `only_paths` ({collection: {relative paths}}) limits the work to those files (the watcher's
+    fast path); files not found are removed from the index.
+    """
+    started = time.perf_counter()
+    report = UpdateReport()
+    plans = []
+    for col in collections:
+
+        def warn(rel: str, msg: str, _c: str = col.name) -> None:
+            report.warnings.append((_c, rel, msg))
+
+        states = docs.doc_states(db.conn, col.name)
+        wanted = None if only_paths is None else only_paths.get(col.name, set())
+        if wanted is not None and not wanted:
+            continue
+        files = (
+            list(scan(col.root, col.pattern, col.ignore, warn))
+            if wanted is None
+            else [f for f in (_stat_one(col, rel, warn) for rel in sorted(wanted)) if f is not None]
+        )
+        plans.append((col, states, files, wanted))
+    total = sum(len(files) for _, _, files, _ in plans)
+    done = 0
+    for col, states, files, wanted in plans:
+        done = _update_collection(
+            db, col, states, files, wanted, max_file_bytes, report, progress, done, total
+        )
+    with db.write() as conn:
+        docs.set_meta(conn, "last_update", _now())
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _stat_one(col: CollectionSpec, rel: str, warn: Callable[[str, str], None]) -> FileStat | None:
+    from engram.vault.scan import hidden_or_ignored_dir, is_ignored, matches
+
+    parts = rel.split("/")
+    if any(hidden_or_ignored_dir(p) for p in parts[:-1]) or parts[-1].startswith("."):
+        return None
+    if not matches(col.pattern, rel) or (col.ignore and is_ignored(rel, col.ignore)):
+        return None
+    path = col.root / rel
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        warn(rel, f"unreadable: {exc.strerror}")
+        return None
+    if not path.is_file():
+        return None
+    return FileStat(rel=rel, path=path, mtime_ns=st.st_mtime_ns, size=st.st_size)
+
+
+def _update_collection(
+    db: Database,
+    col: CollectionSpec,
+    states: dict[str, docs.DocState],
+    files: list[FileStat],
+    wanted: set[str] | None,
+    max_bytes: int,
+    report: UpdateReport,
+    progress: Progress | None,
+    done: int,
+    total: int,
+) -> int:
+    seen: set[str] = set()
+    changed: list[FileStat] = []
+    for f in files:
+        st = states.get(f.rel)
+        if st is not None and st.mtime_ns == f.mtime_ns and st.size == f.size:
+            seen.add(f.rel)
+            report.unchanged += 1
+            done += 1
+        else:
+            changed.append(f)
+    if progress and done:
+        progress(done, total)
+    scope = set(states) if wanted is None else wanted & states.keys()
+    on_disk = {f.rel for f in files}
+    vanished = {states[p].hash: states[p] for p in sorted(scope - on_disk)}
+    claimed: set[int] = set()
+
+    batch_start = time.perf_counter()
+    by_rel = {f.rel: f for f in changed}
+    conn = db.conn
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        loaded_files = load_all([(f.path, f.rel, f.size) for f in changed], max_bytes)
+        for i, loaded in enumerate(loaded_files, 1):
+            f = by_rel[loaded.rel]
+            if _apply(conn, col, f, loaded, states.get(f.rel), vanished, claimed, report):
+                seen.add(f.rel)
+            done += 1
+            if i % BATCH_MAX == 0 or time.perf_counter() - batch_start > BATCH_SECONDS:
+                conn.execute("COMMIT")
+                if progress:
+                    progress(done, total)
+                conn.execute("BEGIN IMMEDIATE")
+                batch_start = time.perf_counter()
+        gone = [states[p] for p in sorted(scope - seen) if states[p].id not in claimed]
+        report.removed += docs.delete_documents(conn, (g.id for g in gone))
+        report.removed_paths.extend((col.name, g.path) for g in gone)
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    if progress:
+        progress(done, total)
+    return done
+
+
+def _apply(
+    conn: Any,
+    col: CollectionSpec,
+    f: FileStat,
+    loaded: Loaded,
+    existing: docs.DocState | None,
+    vanished: dict[str, docs.DocState],
+    claimed: set[int],
+    report: UpdateReport,
+) -> bool:
+    """Store one new or modified file; False when it was skipped."""
+    if loaded.skipped or loaded.parsed is None:
+        report.skipped += 1
+        report.warnings.append((col.name, f.rel, loaded.skipped or "skipped"))
+        return False
+    if existing is not None and existing.hash == loaded.sha256:
+        docs.touch_document(conn, existing.id, f.mtime_ns, f.size)
+        report.unchanged += 1
+        return True
+    moved = vanished.pop(loaded.sha256, None) if existing is None else None
+    if moved is not None:
+        claimed.add(moved.id)
+        old_stem, new_stem = PurePosixPath(moved.path).stem, PurePosixPath(f.rel).stem
+        title = new_stem if moved.title == old_stem else None
+        docs.rename_document(conn, moved.id, f.rel, f.mtime_ns, f.size, title)
+        report.renamed += 1
+        report.changed_ids.append(moved.id)
+        return True
+    for w in loaded.warnings:
+        report.warnings.append((col.name, f.rel, w))
+    rec = note_record(col.name, f, loaded.sha256, loaded.text, loaded.parsed, loaded.warnings)
+    report.changed_ids.append(docs.upsert_note(conn, rec, _now()))
+    if existing is None:
+        report.added += 1
+    else:
+        report.updated += 1
+    return True
+
+
+def note_record(
+    collection: str, f: FileStat, sha: str, text: str, p: ParsedNote, warnings: tuple[str, ...]
+) -> docs.NoteRecord:
+    """Flatten a parse result into the rows the store writes."""
+    heading_text = "\n".join(h.text for h in p.headings if h.text != p.title)
+    return docs.NoteRecord(
+        collection=collection,
+        path=f.rel,
+        title=p.title,
+        hash=sha,
+        mtime_ns=f.mtime_ns,
+        size=f.size,
+        body_line=p.body_line,
+        doc_date=_doc_date(p.frontmatter, f.mtime_ns),
+        frontmatter=p.frontmatter,
+        aliases=p.aliases,
+        warnings=warnings,
+        text=text,
+        fts_headings=heading_text,
+        fts_props=_props_text(p.frontmatter),
+        fts_body=p.body,
+        fts_cjk=cjk_column(p.title, p.body),
+        headings=tuple((h.level, h.text, h.line) for h in p.headings),
+        links=tuple(
+            (lk.kind, lk.target, lk.heading, lk.block, lk.display, int(lk.embed), lk.line)
+            for lk in p.links
+        ),
+        tags=p.tags,
+        fields=tuple((fl.key, fl.value, fl.line, fl.source) for fl in p.fields),
+        blocks=p.blocks,
+    )
+
+
+def _props_text(frontmatter: dict[str, Any]) -> str:
+    """Frontmatter values as searchable text (title and aliases already have their column)."""
+    parts: list[str] = []
+
+    def walk(value: Any) -> None:
+        if isinstance(value, dict):
+            for v in value.values():
+                walk(v)
+        elif isinstance(value, list):
+            for v in value:
+                walk(v)
+        elif value is not None and not isinstance(value, bool):
+            parts.append(str(value))
+
+    for key, value in frontmatter.items():
+        if key not in ("title", "aliases", "alias"):
+            walk(value)
+    return "\n".join(parts)
+
+
+def _doc_date(frontmatter: dict[str, Any], mtime_ns: int) -> str:
+    """The note's date for after:/before: filters: a frontmatter date, else modified time."""
+    for key in DATE_KEYS:
+        value = frontmatter.get(key)
+        if isinstance(value, str) and len(value) >= 10 and _is_iso_date(value[:10]):
+            return value
+    return dt.datetime.fromtimestamp(mtime_ns / 1e9, dt.UTC).isoformat(timespec="seconds")
+
+
+def _is_iso_date(text: str) -> bool:
+    try:
+        dt.date.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")

@@ -1,0 +1,342 @@
+"""The query language shared by search, vsearch and query.
+
+Words are OR-ed and ranked (a pasted paragraph still finds things), `"phrases"` are required,
+`-word` / `-"phrase"` exclude, `word*` is a prefix, and `key:value` filters: `path:`, `tag:`,
+`collection:`, `after:`, `before:`, and any frontmatter or inline field (`type:decision`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass, field, replace
+
+from engram.store.filters import Filters
+from engram.store.fts import CJK_RUN
+
+_TOKEN = re.compile(r'(-?)([A-Za-z_][\w.-]*:)?"([^"]*)"?|(\S+)')
+_FILTER = re.compile(r"^([A-Za-z_][\w.-]*):(.+)$")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+FILTER_KEYS = {"path", "tag", "collection", "col", "after", "before"}
+
+STOPWORDS = frozenset(
+    [
+        "a",
+        "about",
+        "above",
+        "after",
+        "again",
+        "against",
+        "all",
+        "am",
+        "an",
+        "and",
+        "any",
+        "are",
+        "aren't",
+        "as",
+        "at",
+        "be",
+        "because",
+        "been",
+        "before",
+        "being",
+        "below",
+        "between",
+        "both",
+        "but",
+        "by",
+        "can",
+        "can't",
+        "cannot",
+        "could",
+        "couldn't",
+        "did",
+        "didn't",
+        "do",
+        "does",
+        "doesn't",
+        "doing",
+        "don't",
+        "down",
+        "during",
+        "each",
+        "few",
+        "for",
+        "from",
+        "further",
+        "had",
+        "hadn't",
+        "has",
+        "hasn't",
+        "have",
+        "haven't",
+        "having",
+        "he",
+        "her",
+        "here",
+        "hers",
+        "herself",
+        "him",
+        "himself",
+        "his",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "isn't",
+        "it",
+        "it's",
+        "its",
+        "itself",
+        "let's",
+        "me",
+        "more",
+        "most",
+        "mustn't",
+        "my",
+        "myself",
+        "no",
+        "nor",
+        "not",
+        "of",
+        "off",
+        "on",
+        "once",
+        "only",
+        "or",
+        "other",
+        "ought",
+        "our",
+        "ours",
+        "ourselves",
+        "out",
+        "over",
+        "own",
+        "same",
+        "shan't",
+        "she",
+        "should",
+        "shouldn't",
+        "so",
+        "some",
+        "such",
+        "than",
+        "that",
+        "that's",
+        "the",
+        "their",
+        "theirs",
+        "them",
+        "themselves",
+        "then",
+        "there",
+        "there's",
+        "these",
+        "they",
+        "this",
+        "those",
+        "through",
+        "to",
+        "too",
+        "under",
+        "until",
+        "up",
+        "very",
+        "was",
+        "wasn't",
+        "we",
+        "were",
+        "weren't",
+        "what",
+        "what's",
+        "when",
+        "where",
+        "which",
+        "while",
+        "who",
+        "whom",
+        "why",
+        "with",
+        "won't",
+        "would",
+        "wouldn't",
+        "you",
+        "your",
+        "yours",
+        "yourself",
+        "yourselves",
+    ]
+)
+
+
+class QueryError(ValueError):
+    """The query cannot be understood; the message says how to write it."""
+
+
+@dataclass(frozen=True)
+class ParsedQuery:
+    """A user query split into ranked terms, required phrases, exclusions and filters."""
+
+    terms: tuple[str, ...] = ()
+    prefixes: tuple[str, ...] = ()
+    phrases: tuple[str, ...] = ()
+    excluded: tuple[str, ...] = ()
+    cjk: tuple[str, ...] = ()
+    filters: Filters = field(default_factory=Filters)
+    text: str = ""  # the words without operators or filters: what a model embeds
+
+    @property
+    def has_terms(self) -> bool:
+        """True when there is something to rank by."""
+        return bool(self.terms or self.prefixes or self.phrases or self.cjk)
+
+    def with_filters(self, extra: Filters) -> ParsedQuery:
+        """This query with more filters (from flags) merged in."""
+        f = self.filters
+        merged = Filters(
+            collections=f.collections + extra.collections,
+            path_prefixes=f.path_prefixes + extra.path_prefixes,
+            tags=f.tags + extra.tags,
+            fields=f.fields + extra.fields,
+            after=max(filter(None, (f.after, extra.after)), default=None),
+            before=min(filter(None, (f.before, extra.before)), default=None),
+            doc_ids=extra.doc_ids if extra.doc_ids is not None else f.doc_ids,
+        )
+        return replace(self, filters=merged)
+
+
+def parse_query(raw: str) -> ParsedQuery:
+    """Parse user input; never produces FTS syntax errors, raises QueryError on bad filters."""
+    terms: list[str] = []
+    prefixes: list[str] = []
+    phrases: list[str] = []
+    excluded: list[str] = []
+    cjk: list[str] = []
+    free: list[str] = []
+    flt: dict[str, list[str]] = {"collections": [], "path_prefixes": [], "tags": []}
+    fields: list[tuple[str, str]] = []
+    after: str | None = None
+    before: str | None = None
+
+    raw = _CONTROL.sub(" ", raw)  # a NUL would cut the FTS5 string short
+    for m in _TOKEN.finditer(raw):
+        neg, fkey, quoted, bare = m.group(1), m.group(2), m.group(3), m.group(4)
+        if quoted is not None and fkey:
+            key, value, is_filter = fkey[:-1], quoted, True
+        elif quoted is not None:
+            if _has_word(quoted):
+                (excluded if neg else phrases).append(quoted.strip())
+                if not neg:
+                    free.append(quoted.strip())
+            continue
+        else:
+            fm = _FILTER.match(bare)
+            is_filter = bool(fm) and not bare.split(":", 1)[1].startswith("//")
+            key, value = (fm.group(1), fm.group(2)) if fm and is_filter else ("", "")
+            if not is_filter:
+                _add_word(bare, terms, prefixes, excluded, cjk, free)
+                continue
+        k = key.lower()
+        if k in ("collection", "col"):
+            flt["collections"].append(value)
+        elif k == "path":
+            flt["path_prefixes"].append(value)
+        elif k == "tag":
+            flt["tags"].append(value.lstrip("#"))
+        elif k == "after":
+            after = parse_date(value, "after")
+        elif k == "before":
+            before = parse_date(value, "before")
+        else:
+            fields.append((key, value))
+
+    content_terms = [t for t in terms if t.lower() not in STOPWORDS]
+    if content_terms or prefixes or phrases or cjk:
+        terms = content_terms
+    return ParsedQuery(
+        terms=tuple(_dedupe(terms)),
+        prefixes=tuple(_dedupe(prefixes)),
+        phrases=tuple(_dedupe(phrases)),
+        excluded=tuple(_dedupe(excluded)),
+        cjk=tuple(_dedupe(cjk)),
+        filters=Filters(
+            collections=tuple(flt["collections"]),
+            path_prefixes=tuple(flt["path_prefixes"]),
+            tags=tuple(flt["tags"]),
+            fields=tuple(fields),
+            after=after,
+            before=before,
+        ),
+        text=" ".join(free),
+    )
+
+
+def _add_word(
+    word: str,
+    terms: list[str],
+    prefixes: list[str],
+    excluded: list[str],
+    cjk: list[str],
+    free: list[str],
+) -> None:
+    if word.startswith("-") and len(word) > 1 and _has_word(word[1:]):
+        excluded.append(word[1:].strip("*"))
+        return
+    free.append(word)
+    runs = CJK_RUN.findall(word)
+    cjk.extend(runs)
+    rest = CJK_RUN.sub(" ", word)
+    for piece in rest.split():
+        is_prefix = piece.endswith("*")
+        core = _strip_punct(piece)
+        if not _has_word(core):
+            continue
+        (prefixes if is_prefix else terms).append(core)
+
+
+def _strip_punct(word: str) -> str:
+    start, end = 0, len(word)
+    while start < end and not word[start].isalnum():
+        start += 1
+    while end > start and not word[end - 1].isalnum():
+        end -= 1
+    return word[start:end]
+
+
+def _has_word(text: str) -> bool:
+    return any(ch.isalnum() for ch in text)
+
+
+def _dedupe(items: list[str]) -> list[str]:
+    seen: set[str] = set()
+    out = []
+    for item in items:
+        if item.lower() not in seen:
+            seen.add(item.lower())
+            out.append(item)
+    return out
+
+
+def parse_date(value: str, what: str) -> str:
+    """An ISO date for `after:`/`before:` from YYYY, YYYY-MM, YYYY-MM-DD or today/yesterday."""
+    v = value.strip().lower()
+    today = dt.datetime.now(dt.UTC).date()
+    if v == "today":
+        return today.isoformat()
+    if v == "yesterday":
+        return (today - dt.timedelta(days=1)).isoformat()
+    for fmt, pad in (("%Y-%m-%d", ""), ("%Y-%m", "-01"), ("%Y", "-01-01")):
+        try:
+            dt.datetime.strptime(v, fmt)
+        except ValueError:
+            continue
+        return v + pad
+    try:
+        return dt.datetime.fromisoformat(v).isoformat()
+    except ValueError:
+        raise QueryError(
+            f"{what}: expects a date like 2024-05-01, 2024-05 or 2024, got {value!r}"
+        ) from None

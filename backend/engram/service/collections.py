@@ -1,0 +1,206 @@
+"""Collections and contexts (qmd semantics), kept in the config file."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from engram.config import DEFAULT_PATTERN, normalize_prefix
+from engram.errors import ConflictError, InvalidInputError, NotFoundError
+from engram.service.core import Core
+from engram.store import admin
+from engram.store import documents as docs
+
+_NAME = re.compile(r"^[\w][\w.-]*$")
+URI_PREFIX = "engram://"
+
+
+@dataclass(frozen=True)
+class ContextEntry:
+    """A context text and where it applies."""
+
+    target: str  # "/" for global, else engram://collection/prefix
+    text: str
+
+    def to_dict(self) -> dict[str, str]:
+        """JSON shape."""
+        return {"target": self.target, "text": self.text}
+
+
+class CollectionsMixin(Core):
+    """collection add/list/remove/rename/show, ls, context add/list/rm."""
+
+    def collection_add(
+        self,
+        path: str,
+        name: str | None = None,
+        mask: str | None = None,
+        ignore: tuple[str, ...] = (),
+    ) -> dict[str, Any]:
+        """Register a folder as a collection (not yet indexed: call update)."""
+        root = Path(path).expanduser().resolve()
+        if not root.is_dir():
+            raise NotFoundError(f"{path} is not a folder")
+        name = name or root.name
+        if not _NAME.match(name):
+            raise InvalidInputError(f"collection name {name!r}: use letters, digits, - _ .")
+        if self.settings.collection(name):
+            raise ConflictError(
+                f"a collection named {name!r} already exists",
+                "pick another --name, or remove it first",
+            )
+
+        def change(raw: dict[str, Any]) -> None:
+            spec: dict[str, Any] = {"path": str(root), "pattern": mask or DEFAULT_PATTERN}
+            if ignore:
+                spec["ignore"] = list(ignore)
+            raw.setdefault("collections", {})
+            raw["collections"] = {**(raw["collections"] or {}), name: spec}
+
+        self.edit_config(change)
+        return self.collection_show(name)
+
+    def collection_list(self) -> list[dict[str, Any]]:
+        """Every collection with its document count."""
+        counts = admin.collection_counts(self.db.conn)
+        return [_col_dict(c, counts.get(c.name, (0, None))) for c in self.settings.collections]
+
+    def collection_show(self, name: str) -> dict[str, Any]:
+        """One collection's settings, contexts and counts."""
+        col = self.require_collection(name)
+        info = _col_dict(col, admin.collection_counts(self.db.conn).get(name, (0, None)))
+        info["contexts"] = [{"prefix": p, "text": t} for p, t in col.contexts]
+        return info
+
+    def collection_remove(self, name: str) -> int:
+        """Forget a collection and drop its documents from the index; return how many."""
+        self.require_collection(name)
+        self.edit_config(lambda raw: raw["collections"].pop(name, None))
+        with self.db.write() as conn:
+            return docs.delete_documents(conn, admin.document_ids(conn, name))
+
+    def collection_rename(self, old: str, new: str) -> None:
+        """Rename a collection in the config and the index."""
+        self.require_collection(old)
+        if not _NAME.match(new):
+            raise InvalidInputError(f"collection name {new!r}: use letters, digits, - _ .")
+        if self.settings.collection(new):
+            raise ConflictError(f"a collection named {new!r} already exists")
+
+        def change(raw: dict[str, Any]) -> None:
+            raw["collections"] = {
+                (new if k == old else k): v for k, v in raw["collections"].items()
+            }
+
+        self.edit_config(change)
+        with self.db.write() as conn:
+            docs.rename_collection(conn, old, new)
+
+    def ls(self, target: str | None = None) -> list[dict[str, Any]]:
+        """Collections, or the indexed files under `collection[/path]`."""
+        if not target:
+            return self.collection_list()
+        target = target.removeprefix(URI_PREFIX)
+        name, _, prefix = target.partition("/")
+        self.require_collection(name)
+        rows = admin.list_documents(self.db.conn, name, prefix.strip("/"))
+        return [
+            {
+                "docid": r["hash"][:6],
+                "collection": name,
+                "path": r["path"],
+                "title": r["title"],
+                "size": r["size"],
+                "date": r["doc_date"],
+                "indexedAt": r["indexed_at"],
+            }
+            for r in rows
+        ]
+
+    def context_add(self, target: str, text: str) -> ContextEntry:
+        """Attach a description to everything under a target (a path, engram:// URI or /)."""
+        if not text.strip():
+            raise InvalidInputError("context text is empty")
+        col, prefix = self._context_target(target)
+
+        def change(raw: dict[str, Any]) -> None:
+            if col is None:
+                raw["global_context"] = text
+            else:
+                spec = raw["collections"][col]
+                ctx = spec.get("context") or {}
+                spec["context"] = {**({"/": ctx} if isinstance(ctx, str) else ctx), prefix: text}
+
+        self.edit_config(change)
+        return ContextEntry(_target_uri(col, prefix), text)
+
+    def context_list(self) -> list[ContextEntry]:
+        """Every context, global first."""
+        out = (
+            [ContextEntry("/", self.settings.global_context)]
+            if self.settings.global_context
+            else []
+        )
+        for c in self.settings.collections:
+            out += [ContextEntry(_target_uri(c.name, p), t) for p, t in c.contexts]
+        return out
+
+    def context_rm(self, target: str) -> None:
+        """Remove the context set on a target."""
+        col, prefix = self._context_target(target)
+        entry = _target_uri(col, prefix)
+        if entry not in {e.target for e in self.context_list()}:
+            raise NotFoundError(
+                f"no context on {entry}", [e.target for e in self.context_list()][:5]
+            )
+
+        def change(raw: dict[str, Any]) -> None:
+            if col is None:
+                raw.pop("global_context", None)
+                return
+            spec = raw["collections"][col]
+            ctx = spec.get("context") or {}
+            ctx = {"/": ctx} if isinstance(ctx, str) else ctx
+            spec["context"] = {k: v for k, v in ctx.items() if normalize_prefix(k) != prefix}
+            if not spec["context"]:
+                del spec["context"]
+
+        self.edit_config(change)
+
+    def _context_target(self, target: str) -> tuple[str | None, str]:
+        if target.strip() == "/":
+            return None, "/"
+        if target.startswith(URI_PREFIX):
+            name, _, rest = target.removeprefix(URI_PREFIX).partition("/")
+            self.require_collection(name)
+            return name, normalize_prefix(rest)
+        path = Path(target).expanduser().resolve()
+        for c in self.settings.collections:
+            root = c.path.resolve()
+            if path == root or root in path.parents:
+                return c.name, normalize_prefix(
+                    path.relative_to(root).as_posix() if path != root else ""
+                )
+        raise NotFoundError(
+            f"{target} is not inside any collection",
+            [f"{URI_PREFIX}{c.name}" for c in self.settings.collections][:5],
+        )
+
+
+def _target_uri(col: str | None, prefix: str) -> str:
+    if col is None:
+        return "/"
+    return f"{URI_PREFIX}{col}" + ("" if prefix == "/" else prefix)
+
+
+def _col_dict(c: Any, counts: tuple[int, str | None]) -> dict[str, Any]:
+    return {
+        "name": c.name,
+        "path": str(c.path),
+        "pattern": c.pattern,
+        "ignore": list(c.ignore),
+        "documents": counts[0],
+        "lastIndexed": counts[1],
+    }

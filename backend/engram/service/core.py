@@ -1,0 +1,80 @@
+"""The facade's shared state: settings, the index, config edits, contexts."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from engram import config
+from engram.config import Collection, Settings
+from engram.errors import NotFoundError
+from engram.store.db import Database
+from engram.vault.fsio import atomic_write_text
+
+
+class Core:
+    """Holds settings and the lazily opened index; every facade part builds on it."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._db: Database | None = None
+
+    @property
+    def db(self) -> Database:
+        """The index, opened (and migrated) on first use."""
+        if self._db is None:
+            self._db = Database(self.settings.db_path)
+        return self._db
+
+    def close(self) -> None:
+        """Release the index and anything else this facade opened."""
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+    def __enter__(self) -> Core:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def require_collection(self, name: str) -> Collection:
+        """The named collection, or NotFoundError with suggestions."""
+        found = self.settings.collection(name)
+        if found is None:
+            import difflib
+
+            names = [c.name for c in self.settings.collections]
+            raise NotFoundError(
+                f"no collection named {name!r}"
+                + ("" if names else " (add one with: engram collection add PATH --name NAME)"),
+                difflib.get_close_matches(name, names, n=3) or names[:5],
+            )
+        return found
+
+    def edit_config(self, change: Callable[[dict[str, Any]], None]) -> None:
+        """Apply `change` to the config file atomically and reload the settings from it."""
+        path = self.settings.config_file
+        raw = config.load_config_file(path)
+        change(raw)
+        fresh = config.from_raw(raw)  # validate before writing
+        atomic_write_text(path, config.dump_config(raw))
+        self.settings = replace(
+            self.settings,
+            collections=fresh.collections,
+            global_context=fresh.global_context,
+            max_file_bytes=fresh.max_file_bytes,
+            raw=fresh.raw,
+        )
+
+    def context_for(self, collection: str, path: str) -> str | None:
+        """Every context that applies to a document, general to specific, one per line."""
+        parts = [self.settings.global_context] if self.settings.global_context else []
+        col = self.settings.collection(collection)
+        if col is not None:
+            full = "/" + path
+            for prefix, text in col.contexts:  # sorted, so shorter prefixes come first
+                if prefix == "/" or full == prefix or full.startswith(prefix + "/"):
+                    parts.append(text)
+        return "\n".join(parts) or None

@@ -1,0 +1,288 @@
+"""Indexing and retrieval: update, search, get, multi-get."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from engram.errors import InvalidInputError, NotFoundError
+from engram.index import indexer
+from engram.search import bm25, snippets
+from engram.search.query import ParsedQuery, QueryError, parse_query
+from engram.search.results import Document, SearchResult
+from engram.service.core import Core
+from engram.store import admin
+from engram.store.filters import Filters
+from engram.store.fts import bigrams
+from engram.store.search import FtsHit, content_text
+from engram.vault.fsio import decode, is_binary
+from engram.vault.scan import matches
+
+_LINE_SUFFIX = re.compile(r"^(.*?):(\d+)$")
+_DOCID = re.compile(r"^#?([0-9a-fA-F]{6,64})$")
+DEFAULT_MAX_BYTES = 10_240
+
+
+class RetrievalMixin(Core):
+    """update, search, get and multi-get."""
+
+    def update(
+        self,
+        collections: Iterable[str] = (),
+        progress: indexer.Progress | None = None,
+        only_paths: dict[str, set[str]] | None = None,
+    ) -> indexer.UpdateReport:
+        """Re-index the collections (all by default) incrementally."""
+        names = list(collections)
+        cols = (
+            [self.require_collection(n) for n in names]
+            if names
+            else list(self.settings.collections)
+        )
+        specs = [indexer.CollectionSpec(c.name, c.path, c.pattern, c.ignore) for c in cols]
+        return indexer.update(self.db, specs, self.settings.max_file_bytes, progress, only_paths)
+
+    def parse(
+        self, query: str, collections: Iterable[str] = (), filters: Filters | None = None
+    ) -> ParsedQuery:
+        """Parse a query and merge flag filters; unknown collections are an error."""
+        try:
+            q = parse_query(query)
+        except QueryError as exc:
+            raise InvalidInputError(str(exc)) from None
+        extra = filters or Filters()
+        names = tuple(collections)
+        q = q.with_filters(Filters(collections=names) if names else Filters())
+        q = q.with_filters(extra)
+        for name in q.filters.collections:
+            self.require_collection(name)
+        return q
+
+    def search(
+        self,
+        query: str,
+        n: int | None = 10,
+        collections: Iterable[str] = (),
+        min_score: float = 0.0,
+        full: bool = False,
+        filters: Filters | None = None,
+        with_snippets: bool = True,
+    ) -> list[SearchResult]:
+        """BM25 search: documents ranked by keyword relevance, best passage highlighted.
+
+        `with_snippets=False` skips passages (benchmarks that only need the ranking).
+        """
+        q = self.parse(query, collections, filters)
+        if not q.has_terms and q.filters.is_empty():
+            raise InvalidInputError("empty query: give words to search for, or filters")
+        conn = self.db.conn
+        hits = bm25.search(conn, q, n, with_snippets)
+        results = [
+            self.result_from_hit(
+                conn, h, q, bm25.normalize(h.bm25) if h.bm25 else 0.0, full, with_snippets
+            )
+            for h in hits
+        ]
+        return [r for r in results if r.score >= min_score]
+
+    def result_from_hit(
+        self,
+        conn: Any,
+        hit: FtsHit,
+        q: ParsedQuery,
+        score: float,
+        full: bool = False,
+        with_snippet: bool = True,
+    ) -> SearchResult:
+        """A SearchResult for a matched document: snippet, line, context."""
+        if not (with_snippet or full):
+            return self._bare_result(hit, score)
+        text = content_text(conn, hit.hash) or ""
+        snip = snippets.from_marked(hit.snippet, text, hit.body_line)
+        if snip is None:
+            needles = (
+                [g for run in q.cjk for g in bigrams(run)]
+                + list(q.terms)
+                + list(q.prefixes)
+                + list(q.phrases)
+            )
+            snip = snippets.around(text, hit.body_line, needles)
+        return SearchResult(
+            docid=hit.hash[:6],
+            collection=hit.collection,
+            path=hit.path,
+            title=hit.title,
+            score=score,
+            snippet=snip.text,
+            line=snip.line,
+            highlights=snip.highlights,
+            context=self.context_for(hit.collection, hit.path),
+            fact_type=hit.fact_type,
+            body=text if full else None,
+            doc_id=hit.id,
+        )
+
+    def _bare_result(self, hit: FtsHit, score: float) -> SearchResult:
+        return SearchResult(
+            docid=hit.hash[:6],
+            collection=hit.collection,
+            path=hit.path,
+            title=hit.title,
+            score=score,
+            snippet="",
+            line=hit.body_line,
+            context=self.context_for(hit.collection, hit.path),
+            fact_type=hit.fact_type,
+            doc_id=hit.id,
+        )
+
+    def get(self, ref: str, from_line: int | None = None, max_lines: int | None = None) -> Document:
+        """One document by path, engram:// URI or #docid, optionally `:LINE` and a line count."""
+        target, line = _split_line(ref)
+        row = self._find(target)
+        return self._document(row, from_line or line or 1, max_lines)
+
+    def multi_get(
+        self, spec: str, max_bytes: int = DEFAULT_MAX_BYTES, max_lines: int | None = None
+    ) -> list[Document]:
+        """Several documents: a glob, a comma-separated list, or #docids."""
+        items = [s.strip() for s in re.split(r"[,\n]", spec) if s.strip()]
+        if not items:
+            raise InvalidInputError("nothing to get: give a glob, a list of paths or #docids")
+        rows: list[Any] = []
+        missing: list[str] = []
+        conn = self.db.conn
+        for item in items:
+            if any(ch in item for ch in "*?[{"):
+                pattern = item.removeprefix("engram://")
+                found = [
+                    r
+                    for r in admin.all_documents(conn)
+                    if matches(pattern, f"{r['collection']}/{r['path']}")
+                    or matches(pattern, r["path"])
+                ]
+                rows += found
+                if not found:
+                    missing.append(item)
+            else:
+                try:
+                    rows.append(self._find(_split_line(item)[0]))
+                except NotFoundError:
+                    missing.append(item)
+        if not rows:
+            raise NotFoundError(f"nothing matched {spec!r}")
+        unique = list({r["id"]: r for r in rows}.values())
+        out = []
+        for row in unique:
+            if row["size"] > max_bytes:
+                out.append(
+                    self._document(
+                        row,
+                        1,
+                        0,
+                        note=f"skipped: {row['size']:,} bytes is over --max-bytes {max_bytes:,}",
+                    )
+                )
+            else:
+                out.append(self._document(row, 1, max_lines))
+        out += [
+            Document(docid="", collection="", path=m, title=m, text="", note="not found")
+            for m in missing
+        ]
+        return out
+
+    def _find(self, target: str) -> Any:
+        conn = self.db.conn
+        target = target.strip()
+        m = _DOCID.match(target)
+        if m and (target.startswith("#") or len(target) == 6):
+            rows = admin.documents_by_docid(conn, m.group(1))
+            if rows:
+                return rows[0]
+            if target.startswith("#"):
+                raise NotFoundError(f"no document with docid {target}")
+        rel = target.removeprefix("engram://")
+        name, _, rest = rel.partition("/")
+        if rest and self.settings.collection(name):
+            row = admin.document_by_path(conn, name, rest)
+            if row is None and not rest.endswith(".md"):
+                row = admin.document_by_path(conn, name, rest + ".md")
+            if row is not None:
+                return row
+        for candidate in (rel, rel + ".md"):
+            rows = admin.documents_by_rel_path(conn, candidate)
+            if rows:
+                return rows[0]
+        row = self._find_on_disk(Path(target))
+        if row is not None:
+            return row
+        raise NotFoundError(f"no indexed document matches {target!r}", self._suggest(target))
+
+    def _find_on_disk(self, path: Path) -> Any | None:
+        try:
+            full = path.expanduser().resolve()
+        except (OSError, RuntimeError):
+            return None
+        for c in self.settings.collections:
+            root = c.path.resolve()
+            if root in full.parents:
+                return admin.document_by_path(
+                    self.db.conn, c.name, full.relative_to(root).as_posix()
+                )
+        return None
+
+    def _suggest(self, target: str) -> list[str]:
+        rows = admin.all_documents(self.db.conn)
+        names = {f"{r['collection']}/{r['path']}": r for r in rows}
+        key = target.lower()
+        close = difflib.get_close_matches(key, [n.lower() for n in names], n=3, cutoff=0.5)
+        by_title = {r["title"].lower(): f"{r['collection']}/{r['path']}" for r in rows}
+        close_titles = difflib.get_close_matches(Path(key).stem, list(by_title), n=3, cutoff=0.6)
+        lower_to_name = {n.lower(): n for n in names}
+        out = [lower_to_name[c] for c in close] + [by_title[t] for t in close_titles]
+        return list(dict.fromkeys(out))[:5]
+
+    def _document(
+        self, row: Any, from_line: int, max_lines: int | None, note: str | None = None
+    ) -> Document:
+        col = self.settings.collection(row["collection"])
+        fs_path = col.path / row["path"] if col else None
+        text = self._current_text(row, fs_path)
+        lines = text.split("\n")
+        start = max(1, from_line)
+        chosen = (
+            lines[start - 1 :] if max_lines is None else lines[start - 1 : start - 1 + max_lines]
+        )
+        return Document(
+            docid=row["hash"][:6],
+            collection=row["collection"],
+            path=row["path"],
+            title=row["title"],
+            text="\n".join(chosen),
+            from_line=start,
+            total_lines=len(lines),
+            context=self.context_for(row["collection"], row["path"]),
+            note=note,
+            fs_path=str(fs_path) if fs_path else None,
+        )
+
+    def _current_text(self, row: Any, fs_path: Path | None) -> str:
+        """The file as it is on disk now (the source of truth), else the indexed copy."""
+        if fs_path is not None:
+            try:
+                data = fs_path.read_bytes()
+            except OSError:
+                data = None
+            if data is not None and not is_binary(data):
+                return decode(data)[0]
+        return content_text(self.db.conn, row["hash"]) or ""
+
+
+def _split_line(ref: str) -> tuple[str, int | None]:
+    m = _LINE_SUFFIX.match(ref.strip())
+    if m:
+        return m.group(1), int(m.group(2))
+    return ref, None

@@ -1,0 +1,235 @@
+"""Status, cleanup, doctor and the retrieval benchmark."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from engram import __version__
+from engram.config import ConfigError, load_config_file
+from engram.errors import InvalidInputError
+from engram.search import evaluate
+from engram.search.results import SearchResult
+from engram.service.retrieval import RetrievalMixin
+from engram.store import admin
+from engram.store import documents as docs
+from engram.store.db import driver_info
+
+
+@dataclass(frozen=True)
+class Check:
+    """One doctor finding: ok / warn / fail, what was seen, and how to fix it."""
+
+    name: str
+    status: str
+    detail: str
+    fix: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON shape."""
+        return {"name": self.name, "status": self.status, "detail": self.detail, "fix": self.fix}
+
+
+class UpkeepMixin(RetrievalMixin):
+    """status, cleanup, doctor, bench."""
+
+    def status(self) -> dict[str, Any]:
+        """What is indexed, where, and how fresh."""
+        conn = self.db.conn
+        counts = admin.collection_counts(conn)
+        path = self.settings.db_path
+        size = sum(p.stat().st_size for p in path.parent.glob(path.name + "*") if p.is_file())
+        return {
+            "version": __version__,
+            "index": {
+                "name": self.settings.index_name,
+                "path": str(path),
+                "bytes": size,
+                "lastUpdate": docs.get_meta(conn, "last_update"),
+                "migrations": len(admin.applied_migrations(conn)),
+            },
+            "config": str(self.settings.config_file),
+            "collections": [
+                {
+                    "name": c.name,
+                    "path": str(c.path),
+                    "pattern": c.pattern,
+                    "documents": counts.get(c.name, (0, None))[0],
+                }
+                for c in self.settings.collections
+            ],
+            **admin.totals(conn),
+            "vectorSearch": {"available": self.db.vec_available, "error": self.db.vec_error},
+        }
+
+    def cleanup(self) -> dict[str, int]:
+        """Drop documents of removed collections and orphaned texts, then compact the file."""
+        with self.db.write() as conn:
+            stale = docs.documents_outside(conn, [c.name for c in self.settings.collections])
+            removed = docs.delete_documents(conn, stale)
+            orphans = docs.delete_orphan_content(conn)
+        before = self.settings.db_path.stat().st_size
+        admin.vacuum(self.db.conn)
+        after = self.settings.db_path.stat().st_size
+        return {
+            "documentsRemoved": removed,
+            "contentsRemoved": orphans,
+            "bytesBefore": before,
+            "bytesAfter": after,
+        }
+
+    def doctor(self) -> list[Check]:
+        """Check the installation, configuration and index; each problem with a fix."""
+        checks = [
+            Check(
+                "python",
+                "ok" if sys.version_info >= (3, 11) else "fail",
+                sys.version.split()[0],
+                "install Python 3.11 or newer",
+            )
+        ]
+        drv = driver_info()
+        checks.append(Check("sqlite", "ok", f"{drv.name} {drv.sqlite_version}"))
+        checks.append(
+            Check(
+                "fts5",
+                "ok" if drv.fts5 else "fail",
+                "available" if drv.fts5 else "missing",
+                None if drv.fts5 else "pip install sqlean-py (SQLite with FTS5)",
+            )
+        )
+        checks.append(
+            Check(
+                "extension loading",
+                "ok" if drv.can_load_extensions else "fail",
+                "supported" if drv.can_load_extensions else "not supported",
+                None if drv.can_load_extensions else "pip install sqlean-py",
+            )
+        )
+        try:
+            load_config_file(self.settings.config_file)
+            checks.append(Check("config", "ok", str(self.settings.config_file)))
+        except ConfigError as exc:
+            checks.append(Check("config", "fail", exc.message, "fix or remove the config file"))
+        if not self.settings.collections:
+            checks.append(
+                Check(
+                    "collections",
+                    "warn",
+                    "none configured",
+                    "engram collection add PATH --name NAME",
+                )
+            )
+        for c in self.settings.collections:
+            ok = c.path.is_dir()
+            checks.append(
+                Check(
+                    f"collection {c.name}",
+                    "ok" if ok else "fail",
+                    str(c.path),
+                    None
+                    if ok
+                    else f"the folder is gone: engram collection remove {c.name}, or restore it",
+                )
+            )
+        conn = self.db.conn
+        vec = "ok" if self.db.vec_available else "warn"
+        checks.append(
+            Check(
+                "sqlite-vec",
+                vec,
+                "loaded" if vec == "ok" else str(self.db.vec_error),
+                None if vec == "ok" else "pip install sqlite-vec sqlean-py",
+            )
+        )
+        integrity = admin.quick_check(conn)
+        checks.append(
+            Check(
+                "index integrity",
+                "ok" if integrity == "ok" else "fail",
+                integrity,
+                None
+                if integrity == "ok"
+                else "engram cleanup, or delete the index "
+                f"file {self.settings.db_path} and run engram update",
+            )
+        )
+        fts = admin.fts_integrity(conn)
+        checks.append(
+            Check(
+                "full-text index",
+                "ok" if fts is None else "fail",
+                fts or "consistent",
+                None if fts is None else "delete the index file and run engram update",
+            )
+        )
+        warned = admin.documents_with_warnings(conn, limit=5)
+        if warned:
+            listed = ", ".join(f"{r[0]}/{r[1]}" for r in warned)
+            checks.append(
+                Check(
+                    "notes with warnings",
+                    "warn",
+                    listed,
+                    "fix their frontmatter or encoding; engram update re-reads them",
+                )
+            )
+        return checks
+
+    def bench(
+        self,
+        queries: Path,
+        qrels: Path,
+        mode: str = "search",
+        n: int = 100,
+        collections: tuple[str, ...] = (),
+        run_out: Path | None = None,
+        snippets: bool = False,
+    ) -> dict[str, Any]:
+        """Run BEIR-format queries; report nDCG@10, Recall@10/100, MRR@10 and latency.
+
+        Latency is of ranking only unless `snippets` (passages cost extra per result).
+        """
+        searchers: dict[str, Callable[..., list[SearchResult]]] = {"search": self.search}
+        for name in ("vsearch", "query"):
+            if hasattr(self, name):
+                searchers[name] = getattr(self, name)
+        if mode not in searchers:
+            raise InvalidInputError(f"unknown mode {mode!r}; use one of: {', '.join(searchers)}")
+        try:
+            judged = evaluate.load_qrels(qrels)
+            todo = [(q, t) for q, t in evaluate.load_queries(queries) if q in judged]
+        except (OSError, ValueError) as exc:
+            raise InvalidInputError(str(exc)) from None
+        if not todo:
+            raise InvalidInputError("no query in the queries file has judgements in the qrels")
+        run: dict[str, dict[str, float]] = {}
+        latencies = []
+        search = searchers[mode]
+        search(todo[0][1], n=n, collections=collections)  # warm caches and models
+        for qid, text in todo:
+            started = time.perf_counter()
+            results = search(_plain(text), n=n, collections=collections, with_snippets=snippets)
+            latencies.append((time.perf_counter() - started) * 1000)
+            scores: dict[str, float] = {}
+            for r in results:
+                scores.setdefault(PurePosixPath(r.path).stem, r.score)
+            run[qid] = scores
+        if run_out is not None:
+            run_out.write_text("\n".join(evaluate.run_lines(run)) + "\n", encoding="utf-8")
+        metrics = evaluate.evaluate(run, {q: judged[q] for q, _ in todo})
+        return {
+            "mode": mode,
+            **metrics,
+            "p50_ms": evaluate.percentile(latencies, 50),
+            "p95_ms": evaluate.percentile(latencies, 95),
+        }
+
+
+def _plain(text: str) -> str:
+    """Benchmark queries are natural language: keep filter syntax out of the way."""
+    return " ".join(w.lstrip("-") for w in text.replace(":", " ").replace('"', " ").split())

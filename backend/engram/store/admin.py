@@ -1,0 +1,124 @@
+"""Lookups and housekeeping queries: listing, counts, finding documents, integrity."""
+
+from __future__ import annotations
+
+from typing import Any
+
+_DOC = (
+    "SELECT id, collection, path, title, hash, size, body_line, doc_date, indexed_at,"
+    " mtime_ns, frontmatter FROM documents"
+)
+
+
+def collection_counts(conn: Any) -> dict[str, tuple[int, str | None]]:
+    """Per collection: (document count, latest indexed_at)."""
+    rows = conn.execute(
+        "SELECT collection, count(*), max(indexed_at) FROM documents GROUP BY collection"
+    )
+    return {r[0]: (int(r[1]), r[2]) for r in rows}
+
+
+def document_ids(conn: Any, collection: str) -> list[int]:
+    """Ids of every document in a collection."""
+    return [
+        r[0] for r in conn.execute("SELECT id FROM documents WHERE collection = ?", (collection,))
+    ]
+
+
+def list_documents(conn: Any, collection: str, prefix: str = "") -> list[Any]:
+    """Documents of a collection under a folder prefix, by path."""
+    if prefix:
+        like = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "/%"
+        return list(
+            conn.execute(
+                _DOC
+                + " WHERE collection = ? AND (path = ? OR path LIKE ? ESCAPE '\\') ORDER BY path",
+                (collection, prefix, like),
+            )
+        )
+    return list(conn.execute(_DOC + " WHERE collection = ? ORDER BY path", (collection,)))
+
+
+def all_documents(conn: Any, collections: list[str] | None = None) -> list[Any]:
+    """Every document (optionally only some collections), by collection and path."""
+    if collections:
+        marks = ",".join("?" * len(collections))
+        return list(
+            conn.execute(
+                _DOC + f" WHERE collection IN ({marks}) ORDER BY collection, path", collections
+            )
+        )
+    return list(conn.execute(_DOC + " ORDER BY collection, path"))
+
+
+def document_by_path(conn: Any, collection: str, path: str) -> Any | None:
+    """A document by exact collection and relative path."""
+    return conn.execute(_DOC + " WHERE collection = ? AND path = ?", (collection, path)).fetchone()
+
+
+def documents_by_rel_path(conn: Any, path: str) -> list[Any]:
+    """Documents with this relative path in any collection (case-insensitive)."""
+    return list(conn.execute(_DOC + " WHERE path = ? COLLATE NOCASE", (path,)))
+
+
+def documents_by_docid(conn: Any, docid: str) -> list[Any]:
+    """Documents whose content hash starts with the given docid."""
+    like = docid.lower().replace("%", "").replace("_", "") + "%"
+    return list(conn.execute(_DOC + " WHERE hash LIKE ? ORDER BY collection, path", (like,)))
+
+
+def document_by_id(conn: Any, doc_id: int) -> Any | None:
+    """A document by its row id."""
+    return conn.execute(_DOC + " WHERE id = ?", (doc_id,)).fetchone()
+
+
+def totals(conn: Any) -> dict[str, int]:
+    """Counts of what the index holds."""
+
+    def one(sql: str) -> int:
+        return int(conn.execute(sql).fetchone()[0])
+
+    return {
+        "documents": one("SELECT count(*) FROM documents"),
+        "links": one("SELECT count(*) FROM links"),
+        "tags": one("SELECT count(DISTINCT tag) FROM tags"),
+        "contents": one("SELECT count(*) FROM content"),
+        "warnings": one("SELECT count(*) FROM documents WHERE warnings != '[]'"),
+    }
+
+
+def documents_with_warnings(conn: Any, limit: int = 20) -> list[Any]:
+    """Documents that were indexed with warnings (broken YAML, bad UTF-8)."""
+    return list(
+        conn.execute(
+            "SELECT collection, path, warnings FROM documents WHERE warnings != '[]'"
+            " ORDER BY collection, path LIMIT ?",
+            (limit,),
+        )
+    )
+
+
+def applied_migrations(conn: Any) -> list[str]:
+    """Names of applied migrations, in order."""
+    return [r[0] for r in conn.execute("SELECT name FROM _migrations ORDER BY rowid")]
+
+
+def quick_check(conn: Any) -> str:
+    """SQLite's quick integrity check ("ok" when healthy)."""
+    return str(conn.execute("PRAGMA quick_check").fetchone()[0])
+
+
+def fts_integrity(conn: Any) -> str | None:
+    """None when the full-text index matches its content, else the error."""
+    try:
+        conn.execute("INSERT INTO documents_fts (documents_fts) VALUES ('integrity-check')")
+    except Exception as exc:
+        return str(exc)
+    return None
+
+
+def vacuum(conn: Any) -> None:
+    """Rebuild the file to reclaim space (outside any transaction)."""
+    conn.execute("INSERT INTO documents_fts (documents_fts) VALUES ('optimize')")
+    conn.execute("VACUUM")
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")

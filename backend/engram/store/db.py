@@ -1,0 +1,155 @@
+"""Opening the index: the right SQLite module, pragmas, sqlite-vec, migrations."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from engram.store import migrations
+
+BUSY_TIMEOUT_MS = 10_000
+
+
+@dataclass(frozen=True)
+class Driver:
+    """Which SQLite library is in use and what it can do."""
+
+    name: str
+    sqlite_version: str
+    can_load_extensions: bool
+    fts5: bool
+
+
+def sqlite_module() -> ModuleType:
+    """The stdlib sqlite3 when it can load extensions, else the sqlean drop-in."""
+    if hasattr(sqlite3.Connection, "enable_load_extension"):
+        return sqlite3
+    try:
+        import sqlean
+    except ImportError:
+        return sqlite3
+    return sqlean
+
+
+def driver_info() -> Driver:
+    """Describe the SQLite library this process uses (for `engram doctor`)."""
+    mod = sqlite_module()
+    conn = mod.connect(":memory:")
+    try:
+        fts5 = True
+        try:
+            conn.execute("CREATE VIRTUAL TABLE t USING fts5(x)")
+        except Exception:
+            fts5 = False
+        return Driver(
+            name=mod.__name__,
+            sqlite_version=str(conn.execute("select sqlite_version()").fetchone()[0]),
+            can_load_extensions=hasattr(conn, "enable_load_extension"),
+            fts5=fts5,
+        )
+    finally:
+        conn.close()
+
+
+class Database:
+    """One index file: a connection per thread, WAL mode, migrated on open.
+
+    SQLite connections are not shared across threads; each thread that touches the index
+    (the event loop's executor, the watcher) gets its own, opened lazily.
+    """
+
+    def __init__(self, path: Path, *, load_vec: bool = True) -> None:
+        self.path = path
+        self.load_vec = load_vec
+        self.vec_error: str | None = None
+        self._local = threading.local()
+        self._lock = threading.Lock()
+        self._all: list[Any] = []
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with self.write() as conn:
+            migrations.apply(conn)
+
+    @property
+    def conn(self) -> Any:
+        """This thread's connection (opened on first use)."""
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self._open()
+            self._local.conn = conn
+            with self._lock:
+                self._all.append(conn)
+        return conn
+
+    @property
+    def vec_available(self) -> bool:
+        """True when sqlite-vec loaded into the connection."""
+        _ = self.conn
+        return self.vec_error is None and self.load_vec
+
+    def _open(self) -> Any:
+        mod = sqlite_module()
+        conn = mod.connect(str(self.path), isolation_level=None, check_same_thread=False)
+        conn.row_factory = mod.Row
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("PRAGMA foreign_keys = ON")
+        conn.execute("PRAGMA temp_store = MEMORY")
+        if self.load_vec:
+            self.vec_error = _load_vec(conn)
+        return conn
+
+    @contextmanager
+    def write(self) -> Iterator[Any]:
+        """A write transaction (BEGIN IMMEDIATE): committed on success, rolled back on error."""
+        conn = self.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+
+    @contextmanager
+    def read(self) -> Iterator[Any]:
+        """A read transaction: one consistent snapshot for several queries."""
+        conn = self.conn
+        conn.execute("BEGIN")
+        try:
+            yield conn
+        finally:
+            conn.execute("COMMIT")
+
+    def close(self) -> None:
+        """Close every connection this object opened."""
+        with self._lock:
+            for conn in self._all:
+                with suppress(Exception):
+                    conn.close()
+            self._all.clear()
+        self._local = threading.local()
+
+
+def _load_vec(conn: Any) -> str | None:
+    """Load sqlite-vec; return why it failed, or None."""
+    if not hasattr(conn, "enable_load_extension"):
+        return "this Python's sqlite3 cannot load extensions (install sqlean-py)"
+    try:
+        import sqlite_vec
+    except ImportError:
+        return "the sqlite-vec package is not installed"
+    try:
+        conn.enable_load_extension(True)
+        sqlite_vec.load(conn)
+        conn.enable_load_extension(False)
+    except Exception as exc:
+        return f"sqlite-vec failed to load: {exc}"
+    return None

@@ -1,0 +1,208 @@
+"""Queries on documents and what parsing extracted from them."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class NoteRecord:
+    """One parsed note, flattened into what the tables hold."""
+
+    collection: str
+    path: str
+    title: str
+    hash: str
+    mtime_ns: int
+    size: int
+    body_line: int
+    doc_date: str
+    frontmatter: dict[str, Any]
+    aliases: tuple[str, ...]
+    warnings: tuple[str, ...]
+    text: str
+    fts_headings: str
+    fts_props: str
+    fts_body: str
+    fts_cjk: str
+    headings: tuple[tuple[int, str, int], ...]  # (level, text, line)
+    links: tuple[tuple[str, str, str | None, str | None, str | None, int, int], ...]
+    tags: tuple[tuple[str, int], ...]
+    fields: tuple[tuple[str, str, int, str], ...]
+    blocks: tuple[tuple[str, int], ...]
+
+
+@dataclass(frozen=True)
+class DocState:
+    """What incremental indexing compares for a stored document."""
+
+    id: int
+    path: str
+    hash: str
+    mtime_ns: int
+    size: int
+    title: str
+
+
+def doc_states(conn: Any, collection: str) -> dict[str, DocState]:
+    """Every stored document of a collection, by relative path."""
+    rows = conn.execute(
+        "SELECT id, path, hash, mtime_ns, size, title FROM documents WHERE collection = ?",
+        (collection,),
+    )
+    return {r[1]: DocState(r[0], r[1], r[2], r[3], r[4], r[5]) for r in rows}
+
+
+def upsert_note(conn: Any, rec: NoteRecord, now: str) -> int:
+    """Insert or replace a note (row, content, full-text row, links, tags...); return its id."""
+    conn.execute("INSERT OR IGNORE INTO content (hash, text) VALUES (?, ?)", (rec.hash, rec.text))
+    row = conn.execute(
+        "SELECT id FROM documents WHERE collection = ? AND path = ?", (rec.collection, rec.path)
+    ).fetchone()
+    values = (
+        rec.title,
+        rec.hash,
+        rec.mtime_ns,
+        rec.size,
+        rec.body_line,
+        rec.doc_date,
+        json.dumps(rec.frontmatter, ensure_ascii=False),
+        json.dumps(list(rec.aliases)),
+        json.dumps(list(rec.warnings)),
+        now,
+    )
+    if row is None:
+        cur = conn.execute(
+            "INSERT INTO documents (title, hash, mtime_ns, size, body_line, doc_date, frontmatter,"
+            " aliases, warnings, indexed_at, collection, path)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (*values, rec.collection, rec.path),
+        )
+        doc_id = int(cur.lastrowid)
+    else:
+        doc_id = int(row[0])
+        conn.execute(
+            "UPDATE documents SET title = ?, hash = ?, mtime_ns = ?, size = ?, body_line = ?,"
+            " doc_date = ?, frontmatter = ?, aliases = ?, warnings = ?, indexed_at = ?"
+            " WHERE id = ?",
+            (*values, doc_id),
+        )
+        _delete_children(conn, doc_id)
+    fts_title = "\n".join((rec.title, *rec.aliases))
+    conn.execute(
+        "INSERT INTO documents_fts (rowid, title, headings, props, body, cjk)"
+        " VALUES (?, ?, ?, ?, ?, ?)",
+        (doc_id, fts_title, rec.fts_headings, rec.fts_props, rec.fts_body, rec.fts_cjk),
+    )
+    _insert_children(conn, doc_id, rec)
+    return doc_id
+
+
+def _insert_children(conn: Any, doc_id: int, rec: NoteRecord) -> None:
+    if rec.headings:
+        conn.executemany(
+            "INSERT INTO headings (doc_id, level, text, line) VALUES (?, ?, ?, ?)",
+            [(doc_id, *h) for h in rec.headings],
+        )
+    if rec.links:
+        conn.executemany(
+            "INSERT INTO links (doc_id, kind, target, heading, block, display, embed, line)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [(doc_id, *link) for link in rec.links],
+        )
+    if rec.tags:
+        conn.executemany(
+            "INSERT INTO tags (doc_id, tag, line) VALUES (?, ?, ?)",
+            [(doc_id, *t) for t in rec.tags],
+        )
+    if rec.fields:
+        conn.executemany(
+            "INSERT INTO fields (doc_id, key, value, line, source) VALUES (?, ?, ?, ?, ?)",
+            [(doc_id, *f) for f in rec.fields],
+        )
+    if rec.blocks:
+        conn.executemany(
+            "INSERT INTO blocks (doc_id, block, line) VALUES (?, ?, ?)",
+            [(doc_id, *b) for b in rec.blocks],
+        )
+
+
+def _delete_children(conn: Any, doc_id: int) -> None:
+    conn.execute("DELETE FROM documents_fts WHERE rowid = ?", (doc_id,))
+    for table in ("headings", "links", "tags", "fields", "blocks"):
+        conn.execute(f"DELETE FROM {table} WHERE doc_id = ?", (doc_id,))
+
+
+def touch_document(conn: Any, doc_id: int, mtime_ns: int, size: int) -> None:
+    """Record a new mtime/size for a document whose content hash did not change."""
+    conn.execute(
+        "UPDATE documents SET mtime_ns = ?, size = ? WHERE id = ?", (mtime_ns, size, doc_id)
+    )
+
+
+def rename_document(
+    conn: Any, doc_id: int, path: str, mtime_ns: int, size: int, title: str | None
+) -> None:
+    """Move a document to a new path without re-parsing; `title` replaces a path-derived one."""
+    conn.execute(
+        "UPDATE documents SET path = ?, mtime_ns = ?, size = ? WHERE id = ?",
+        (path, mtime_ns, size, doc_id),
+    )
+    if title is not None:
+        conn.execute("UPDATE documents SET title = ? WHERE id = ?", (title, doc_id))
+        conn.execute("UPDATE documents_fts SET title = ? WHERE rowid = ?", (title, doc_id))
+
+
+def delete_documents(conn: Any, doc_ids: Iterable[int]) -> int:
+    """Remove documents and everything derived from them; return how many."""
+    count = 0
+    for doc_id in doc_ids:
+        conn.execute("DELETE FROM documents_fts WHERE rowid = ?", (doc_id,))
+        conn.execute("DELETE FROM documents WHERE id = ?", (doc_id,))
+        count += 1
+    return count
+
+
+def documents_outside(conn: Any, collections: Iterable[str]) -> list[int]:
+    """Ids of documents whose collection is no longer configured."""
+    names = list(collections)
+    marks = ",".join("?" * len(names))
+    sql = "SELECT id FROM documents"
+    if names:
+        sql += f" WHERE collection NOT IN ({marks})"
+    return [r[0] for r in conn.execute(sql, names)]
+
+
+def rename_collection(conn: Any, old: str, new: str) -> int:
+    """Move every document of a collection to a new collection name."""
+    return int(
+        conn.execute(
+            "UPDATE documents SET collection = ? WHERE collection = ?", (new, old)
+        ).rowcount
+    )
+
+
+def delete_orphan_content(conn: Any) -> int:
+    """Drop stored texts no document points to any more."""
+    cur = conn.execute(
+        "DELETE FROM content WHERE hash NOT IN (SELECT DISTINCT hash FROM documents)"
+    )
+    return int(cur.rowcount)
+
+
+def get_meta(conn: Any, key: str) -> str | None:
+    """A value from the meta table."""
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    return None if row is None else str(row[0])
+
+
+def set_meta(conn: Any, key: str, value: str) -> None:
+    """Store a value in the meta table."""
+    conn.execute(
+        "INSERT INTO meta (key, value) VALUES (?, ?)"
+        " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        (key, value),
+    )

@@ -1,0 +1,64 @@
+"""Result filters as SQL, applied inside retrieval (never after truncation)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Restrictions a query places on documents; empty means no restriction."""
+
+    collections: tuple[str, ...] = ()
+    path_prefixes: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    fields: tuple[tuple[str, str], ...] = ()
+    after: str | None = None  # inclusive ISO date
+    before: str | None = None  # exclusive ISO date
+    doc_ids: tuple[int, ...] | None = None
+
+    def is_empty(self) -> bool:
+        """True when nothing is filtered."""
+        return self == Filters()
+
+
+def _like_prefix(text: str) -> str:
+    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return escaped + "%"
+
+
+def where(f: Filters, alias: str = "d") -> tuple[str, list[object]]:
+    """A WHERE fragment (starting with ' AND', or '') and its parameters for `documents AS d`."""
+    sql: list[str] = []
+    params: list[object] = []
+    if f.collections:
+        sql.append(f"{alias}.collection IN ({','.join('?' * len(f.collections))})")
+        params.extend(f.collections)
+    if f.path_prefixes:
+        sql.append(
+            "(" + " OR ".join(f"{alias}.path LIKE ? ESCAPE '\\'" for _ in f.path_prefixes) + ")"
+        )
+        params.extend(_like_prefix(p.lstrip("/")) for p in f.path_prefixes)
+    for tag in f.tags:
+        tag = tag.lstrip("#")
+        sql.append(
+            f"EXISTS (SELECT 1 FROM tags t WHERE t.doc_id = {alias}.id"
+            " AND (t.tag = ? COLLATE NOCASE OR t.tag LIKE ? ESCAPE '\\'))"
+        )
+        params.extend((tag, _like_prefix(tag + "/")))
+    for key, value in f.fields:
+        sql.append(
+            f"EXISTS (SELECT 1 FROM fields fl WHERE fl.doc_id = {alias}.id"
+            " AND fl.key = ? COLLATE NOCASE AND fl.value = ? COLLATE NOCASE)"
+        )
+        params.extend((key, value))
+    if f.after:
+        sql.append(f"{alias}.doc_date >= ?")
+        params.append(f.after)
+    if f.before:
+        sql.append(f"{alias}.doc_date < ?")
+        params.append(f.before)
+    if f.doc_ids is not None:
+        sql.append(f"{alias}.id IN ({','.join('?' * len(f.doc_ids)) or 'NULL'})")
+        params.extend(f.doc_ids)
+    return ("".join(f" AND {s}" for s in sql), params)

@@ -1,0 +1,98 @@
+"""Full-text retrieval queries."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from engram.store.filters import Filters, where
+
+SNIPPET_START = "\x02"
+SNIPPET_END = "\x03"
+# title (with aliases), headings, frontmatter values, body, cjk bigrams
+DEFAULT_WEIGHTS = (5.0, 2.0, 1.0, 1.0, 1.0)
+BODY_COLUMN = 3
+
+
+@dataclass(frozen=True)
+class FtsHit:
+    """A document matched by the full-text index, best first."""
+
+    id: int
+    collection: str
+    path: str
+    title: str
+    hash: str
+    body_line: int
+    bm25: float  # FTS5 rank: lower (more negative) is better
+    snippet: str  # body fragment with SNIPPET_START/END around matched tokens
+    fact_type: str | None
+
+
+_COLUMNS = (
+    "d.id, d.collection, d.path, d.title, d.hash, d.body_line, "
+    "json_extract(d.frontmatter, '$.factType')"
+)
+
+
+def bm25(
+    conn: Any,
+    match: str,
+    filters: Filters,
+    limit: int | None,
+    weights: tuple[float, ...] = DEFAULT_WEIGHTS,
+) -> list[FtsHit]:
+    """Documents matching an FTS5 expression, ranked by weighted BM25 (no snippets yet)."""
+    where_sql, params = where(filters)
+    marks = ", ".join("?" * len(weights))
+    sql = (
+        f"SELECT {_COLUMNS}, bm25(documents_fts, {marks}) AS score"
+        " FROM documents_fts JOIN documents d ON d.id = documents_fts.rowid"
+        f" WHERE documents_fts MATCH ?{where_sql} ORDER BY score"
+    )
+    args: list[Any] = [*weights, match, *params]
+    if limit is not None:
+        sql += " LIMIT ?"
+        args.append(limit)
+    return [
+        FtsHit(r[0], r[1], r[2], r[3], r[4], r[5], float(r[7]), "", r[6])
+        for r in conn.execute(sql, args)
+    ]
+
+
+def snippets(conn: Any, match: str, doc_ids: list[int], tokens: int = 24) -> dict[int, str]:
+    """Body fragments around the matches for a few documents (marked with SNIPPET_START/END).
+
+    Computed separately from ranking: SQLite would otherwise build a snippet for every
+    matching row before sorting.
+    """
+    if not doc_ids:
+        return {}
+    marks = ",".join("?" * len(doc_ids))
+    rows = conn.execute(
+        f"SELECT rowid, snippet(documents_fts, {BODY_COLUMN}, ?, ?, '…', ?) FROM documents_fts"
+        f" WHERE documents_fts MATCH ? AND rowid IN ({marks})",
+        (SNIPPET_START, SNIPPET_END, tokens, match, *doc_ids),
+    )
+    return {int(r[0]): r[1] or "" for r in rows}
+
+
+def filtered(conn: Any, filters: Filters, limit: int | None) -> list[FtsHit]:
+    """Documents matching only filters (no search words), newest first."""
+    where_sql, params = where(filters)
+    sql = (
+        f"SELECT {_COLUMNS} FROM documents d WHERE 1 = 1{where_sql}"
+        " ORDER BY d.doc_date DESC, d.path"
+    )
+    if limit is not None:
+        sql += " LIMIT ?"
+        params.append(limit)
+    return [
+        FtsHit(r[0], r[1], r[2], r[3], r[4], r[5], 0.0, "", r[6]) for r in conn.execute(sql, params)
+    ]
+
+
+def content_text(conn: Any, content_hash: str) -> str | None:
+    """The stored text of a document by content hash."""
+    row = conn.execute("SELECT text FROM content WHERE hash = ?", (content_hash,)).fetchone()
+    return None if row is None else str(row[0])

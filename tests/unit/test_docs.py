@@ -1,0 +1,52 @@
+"""Docs are part of the feature: every command and setting is documented."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import click
+from engram.cli import commands  # noqa: F401  (registers commands)
+from engram.cli.main import cli
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def command_paths(group: click.Group, prefix: str = "engram") -> list[str]:
+    out = []
+    for name, cmd in group.commands.items():
+        path = f"{prefix} {name}"
+        if isinstance(cmd, click.Group):
+            out += command_paths(cmd, path)
+        else:
+            out.append(path)
+    return out
+
+
+def all_docs() -> str:
+    return "\n".join(p.read_text(encoding="utf-8") for p in (ROOT / "docs").rglob("*.md"))
+
+
+def test_every_command_is_documented() -> None:
+    docs = all_docs()
+    missing = [p for p in command_paths(cli) if f"`{p}" not in docs]
+    assert missing == []
+
+
+def test_every_environment_variable_is_documented() -> None:
+    source = "\n".join(p.read_text(encoding="utf-8") for p in (ROOT / "backend").rglob("*.py"))
+    names = set(re.findall(r"ENGRAM_[A-Z_]+", source))
+    assert names
+    docs = all_docs()
+    assert sorted(n for n in names if n not in docs) == []
+
+
+def test_readme_opens_with_install_main_job_and_tests() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = readme.split("```sh", 1)[1].split("```", 1)[0]
+    commands = [line for line in block.splitlines() if line and not line.startswith("#")]
+    assert commands[0] == "scripts/install.sh"
+    assert commands[1].startswith("engram ")
+    assert commands[2] == "python -m pytest"
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert "\nscripts/install.sh\n" in ci and "\npython -m pytest\n" in ci

@@ -1,0 +1,86 @@
+"""The module map of DESIGN.md, enforced: who may import whom."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[2] / "backend" / "engram"
+ANYONE = {"errors", "__init__", "__version__"}  # engram.errors, engram.__version__
+
+# layer -> engram layers it may import
+ALLOWED: dict[str, set[str]] = {
+    "config": set(),
+    "vault": set(),
+    "store": set(),
+    "models": set(),
+    "index": {"vault", "store", "models"},
+    "search": {"store", "models"},
+    "graph": {"store", "vault", "search"},
+    "memory": {"vault", "store", "search", "graph", "index", "models"},
+    "sync": {"memory", "store", "vault"},
+    "service": {"config", "vault", "store", "models", "index", "search", "graph", "memory", "sync"},
+    "server": {"service", "config"},
+    "mcp_server": {"service", "config"},
+    "cli": {"service", "server", "mcp_server", "config"},
+}
+# third-party modules only one layer may touch
+OWNED = {
+    "llama_cpp": {"models"},
+    "sqlite3": {"store"},
+    "sqlean": {"store"},
+    "sqlite_vec": {"store"},
+    "networkx": {"graph"},
+    "mcp": {"mcp_server"},
+}
+
+
+def layer_of(path: Path) -> str:
+    rel = path.relative_to(PACKAGE)
+    return rel.parts[0].removesuffix(".py") if rel.parts else "__init__"
+
+
+def imports(path: Path) -> list[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            out.append(node.module)
+            if node.module == "engram":
+                out += [f"engram.{a.name}" for a in node.names]
+    return out
+
+
+def test_every_module_respects_the_module_map() -> None:
+    problems = []
+    files = sorted(PACKAGE.rglob("*.py"))
+    assert len(files) > 20
+    for path in files:
+        layer = layer_of(path)
+        if layer in ANYONE or layer == "__main__":
+            continue
+        assert layer in ALLOWED, f"{path}: layer {layer} is not in the module map"
+        for name in imports(path):
+            parts = name.split(".")
+            if parts[0] == "engram" and len(parts) > 1:
+                target = parts[1]
+                if target != layer and target not in ANYONE and target not in ALLOWED[layer]:
+                    problems.append(f"{path.relative_to(PACKAGE)} imports {name}")
+            elif parts[0] in OWNED and layer not in OWNED[parts[0]]:
+                problems.append(f"{path.relative_to(PACKAGE)} imports {name}")
+    assert problems == []
+
+
+def test_nothing_imports_the_adapters() -> None:
+    for path in PACKAGE.rglob("*.py"):
+        layer = layer_of(path)
+        for name in imports(path):
+            parts = name.split(".")
+            if (
+                len(parts) > 1
+                and parts[0] == "engram"
+                and parts[1] in {"cli", "server", "mcp_server"}
+            ):
+                assert layer in {"cli", parts[1], "__main__"}, f"{path} imports {name}"

@@ -1,0 +1,60 @@
+"""Globs, ignore rules and the folder walk."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from engram.vault.scan import is_ignored, matches, scan
+
+
+@pytest.mark.parametrize(
+    ("pattern", "path", "ok"),
+    [
+        ("**/*.md", "a.md", True),
+        ("**/*.md", "x/y/a.md", True),
+        ("**/*.md", "a.txt", False),
+        ("*.md", "x/a.md", False),
+        ("notes/**", "notes/a/b.md", True),
+        ("**/*.{md,txt}", "a/b.txt", True),
+        ("**/[ab].md", "z/a.md", True),
+        ("**/[!ab].md", "z/a.md", False),
+        ("**/?.md", "q/x.md", True),
+        ("**/*.MD", "a.md", True),
+        ("Daily/2024-*.md", "Daily/2024-01-01.md", True),
+    ],
+)
+def test_glob(pattern: str, path: str, ok: bool) -> None:
+    assert matches(pattern, path) is ok
+
+
+def test_ignore_matches_folders_and_files() -> None:
+    assert is_ignored("Archive/old/x.md", ("Archive",))
+    assert is_ignored("Archive/old/x.md", ("Archive/**",))
+    assert is_ignored("a/draft-1.md", ("**/draft-*",))
+    assert not is_ignored("Archived.md", ("Archive",))
+
+
+def test_scan_skips_hidden_and_tool_folders_and_survives_loops(tmp_path: Path) -> None:
+    for rel in [
+        "a.md",
+        "sub/b.md",
+        ".obsidian/c.md",
+        ".trash/d.md",
+        "node_modules/e.md",
+        ".hidden.md",
+        "x.txt",
+        "Archive/f.md",
+    ]:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("x")
+    os.symlink(tmp_path, tmp_path / "sub" / "loop")
+    os.symlink(tmp_path / "missing", tmp_path / "dangling.md")
+    warnings: list[tuple[str, str]] = []
+    found = [
+        f.rel for f in scan(tmp_path, "**/*.md", ("Archive",), lambda r, m: warnings.append((r, m)))
+    ]
+    assert found == ["a.md", "sub/b.md"]
+    assert any("loop" in r for r, _ in warnings)
+    assert any(r == "dangling.md" for r, _ in warnings)
