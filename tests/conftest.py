@@ -28,7 +28,9 @@ TINY_VAULT: dict[str, str | bytes] = {
     ),
     "Café Notes.md": "# Café Notes\n\nNotes from the café about espresso and #coffee.\n",
     "日本語/東京.md": "# 東京\n\n東京大学の研究について。機械学習と自然言語処理。\n",
-    "Broken.md": "---\ntitle: [unclosed\n  bad: : yaml\n---\n# Broken\n\nBody survives broken YAML.\n",
+    "Broken.md": (
+        "---\ntitle: [unclosed\n  bad: : yaml\n---\n# Broken\n\nBody survives broken YAML.\n"
+    ),
     "Empty.md": "",
     "diagram.png": b"\x89PNG\r\n\x1a\n\x00\x00\x00binary",
     "Binary.md": b"%PDF-1.4\n\x00\x01\x02 not text",

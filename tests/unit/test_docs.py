@@ -44,9 +44,9 @@ def test_every_environment_variable_is_documented() -> None:
 def test_readme_opens_with_install_main_job_and_tests() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     block = readme.split("```sh", 1)[1].split("```", 1)[0]
-    commands = [line for line in block.splitlines() if line and not line.startswith("#")]
-    assert commands[0] == "scripts/install.sh"
-    assert commands[1].startswith("engram ")
-    assert commands[2] == "python -m pytest"
+    lines = [line for line in block.splitlines() if line and not line.startswith("#")]
+    assert lines[0] == "scripts/install.sh"
+    assert lines[1].startswith("engram ")
+    assert lines[2] == "python -m pytest"
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert "\nscripts/install.sh\n" in ci and "\npython -m pytest\n" in ci
