@@ -16,12 +16,60 @@ import tempfile
 import time
 from pathlib import Path
 
-WORDS = (
-    "memory graph vault note link search index query model vector token chunk embed rank "
-    "project decision meeting design review budget pricing customer roadmap release bug fix "
-    "research paper idea draft summary insight lesson plan goal habit health travel recipe "
-    "book film music garden python rust sqlite obsidian markdown local first sync cloud "
-).split()
+WORDS = [
+    "memory",
+    "graph",
+    "vault",
+    "note",
+    "link",
+    "search",
+    "index",
+    "query",
+    "model",
+    "vector",
+    "token",
+    "chunk",
+    "embed",
+    "rank",
+    "project",
+    "decision",
+    "meeting",
+    "design",
+    "review",
+    "budget",
+    "pricing",
+    "customer",
+    "roadmap",
+    "release",
+    "bug",
+    "fix",
+    "research",
+    "paper",
+    "idea",
+    "draft",
+    "summary",
+    "insight",
+    "lesson",
+    "plan",
+    "goal",
+    "habit",
+    "health",
+    "travel",
+    "recipe",
+    "book",
+    "film",
+    "music",
+    "garden",
+    "python",
+    "rust",
+    "sqlite",
+    "obsidian",
+    "markdown",
+    "local",
+    "first",
+    "sync",
+    "cloud",
+]
 
 
 def make_note(rng: random.Random, i: int, n: int) -> str:
