@@ -260,6 +260,11 @@ def _resolve_path(
     paths = index._by_key.get(key, ())
     for variant in variants:
         suffix = "/" + variant
+        if len(paths) == 1:  # the usual case: one file of that name
+            lp = lower[paths[0]]
+            if lp == variant or lp.endswith(suffix):
+                return paths[0], ("exact" if lp == variant else "unique"), 0
+            continue
         found = [p for p in paths if lower[p] == variant or lower[p].endswith(suffix)]
         if not found:
             continue
