@@ -110,8 +110,7 @@ export default class EngramPlugin extends Plugin {
 		this.addCommand({
 			id: "recall",
 			name: "Recall",
-			// A BRAT build may ship a default hotkey (PLUGIN.md); users can rebind it.
-			// eslint-disable-next-line obsidianmd/commands/no-default-hotkeys
+			// The linter warns about default hotkeys: fine for a BRAT build (PLUGIN.md), users can rebind.
 			hotkeys: [{ modifiers: ["Mod", "Shift"], key: "R" }],
 			callback: () => new RecallModal(ctx).open(),
 		});

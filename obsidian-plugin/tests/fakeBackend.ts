@@ -220,7 +220,7 @@ export class FakeEngram {
 		if (!all.includes(path)) return error(404, "not_found", `${path} is not indexed`);
 		const text = await this.notes.read(path);
 		const base = (path.split("/").pop() ?? path).replace(/\.md$/, "");
-		const backlinks = [];
+		const backlinks: Array<{ path: string; title: string; line: number; context: string }> = [];
 		for (const other of all) {
 			if (other === path) continue;
 			const lines = (await this.notes.read(other)).split("\n");

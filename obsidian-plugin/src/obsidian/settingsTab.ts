@@ -63,7 +63,7 @@ export class EngramSettingTab extends PluginSettingTab {
 
 		new Setting(containerEl)
 			.setName("Default search mode")
-			.setDesc("Quick is keyword search; deep expands the query and reranks with models. Start a query with ? for the other mode.")
+			.setDesc("Quick is keyword search; deep expands the query and reranks with models. Begin a query with a question mark for the other mode.")
 			.addDropdown((d) =>
 				d
 					.addOption("search", "Quick (keywords)")

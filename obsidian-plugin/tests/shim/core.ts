@@ -59,6 +59,14 @@ export class Component {
 		for (const c of this.children) c.load();
 	}
 
+	/** Shim-only: load and wait for an async onload, as Obsidian's plugin manager does. */
+	async loadAsync(): Promise<void> {
+		if (this._loaded) return;
+		this._loaded = true;
+		await this.onload();
+		for (const c of this.children) c.load();
+	}
+
 	onload(): void | Promise<void> {}
 
 	unload(): void {
