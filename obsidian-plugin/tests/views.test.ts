@@ -177,6 +177,7 @@ describe("status bar and status modal", () => {
 		expect(texts(el, "button")).toEqual(["Start backend", "Refresh"]);
 		expect(el.querySelector("pre")?.textContent).toBe("error: no such option");
 		expect(el.textContent).toContain("3 vault changes waiting");
+		expect(el.querySelector(".engram-status-headline")?.textContent).toBe("Backend not running");
 		(el.querySelector("button.mod-cta") as HTMLButtonElement).click();
 		expect(acts.startBackend).toHaveBeenCalled();
 		renderStatusDetails(el, { state: down, discovery: null, process: null, command: "", pendingChanges: 0 }, acts);

@@ -32,7 +32,10 @@ export function stateFromError(err: unknown, starting: boolean): ConnectionState
 }
 
 export interface StateView {
+	/** Status bar text. */
 	text: string;
+	/** Short label for headings ("Connected", "Offline", …). */
+	label: string;
 	tooltip: string;
 	/** CSS modifier: engram-state-<kind>. */
 	cls: string;
@@ -52,6 +55,7 @@ export function describeState(state: ConnectionState): StateView {
 			const warn = s.sync.state === "error" ? " · sync error" : s.lastError ? " · error" : "";
 			return {
 				text: `Engram${warn}`,
+				label: `Connected${warn}`,
 				tooltip: `Connected: ${s.documents} notes, ${s.chunks} chunks, ${s.embedded} embedded`,
 				cls,
 			};
@@ -59,21 +63,23 @@ export function describeState(state: ConnectionState): StateView {
 		case "indexing":
 			return {
 				text: `Engram: indexing ${state.done}/${state.total}${percent(state.done, state.total)}`,
+				label: `Indexing ${state.done} of ${state.total}`,
 				tooltip: "The backend is indexing the vault",
 				cls,
 			};
 		case "syncing":
 			return {
 				text: `Engram: syncing${state.pending > 0 ? ` (${state.pending})` : ""}`,
+				label: "Syncing facts",
 				tooltip: "Facts are syncing with Convex",
 				cls,
 			};
 		case "starting":
-			return { text: "Engram: starting…", tooltip: "Waiting for the backend to start", cls };
+			return { text: "Engram: starting…", label: "Starting the backend…", tooltip: "Waiting for the backend to start", cls };
 		case "offline":
-			return { text: "Engram: offline", tooltip: state.reason, cls };
+			return { text: "Engram: offline", label: "Offline", tooltip: state.reason, cls };
 		case "not-running":
-			return { text: "Engram: not running", tooltip: state.reason, cls };
+			return { text: "Engram: not running", label: "Backend not running", tooltip: state.reason, cls };
 	}
 }
 

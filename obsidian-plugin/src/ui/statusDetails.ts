@@ -1,7 +1,7 @@
 /** Body of the status modal: counts, models, sync, last error and what can be done. */
 import type { Discovery, ModelInfo, Status } from "../api/types";
 import { describeState, isOnline, type ConnectionState } from "../core/status";
-import { formatWhen } from "./format";
+import { formatWhen, plural } from "./format";
 
 export interface ProcessInfo {
 	/** True while a backend we spawned is alive. */
@@ -66,7 +66,7 @@ export function renderStatusDetails(el: HTMLElement, d: StatusDetails, actions: 
 	const view = describeState(d.state);
 	const head = el.createDiv({ cls: `engram-status-headline ${view.cls}` });
 	head.createSpan({ cls: "engram-status-dot" });
-	head.createSpan({ text: view.text });
+	head.createSpan({ text: view.label });
 	if (!isOnline(d.state)) el.createDiv({ cls: "engram-muted", text: view.tooltip });
 
 	if (isOnline(d.state)) renderCounts(el, d.state.status);
@@ -83,7 +83,7 @@ export function renderStatusDetails(el: HTMLElement, d: StatusDetails, actions: 
 		el.createDiv({
 			cls: "engram-muted",
 			text: Number.isFinite(d.pendingChanges)
-				? `${d.pendingChanges} vault changes waiting to be sent`
+				? `${plural(d.pendingChanges, "vault change")} waiting to be sent`
 				: "A full reindex is waiting to be sent",
 		});
 	}

@@ -83,6 +83,8 @@ export class App {
 		renameFile: (file: TFile, newPath: string) => this.vault.rename(file, newPath),
 	};
 	readonly metadataCache = { getFirstLinkpathDest: (link: string) => this.vault.getFileByPath(`${link}.md`) };
+	/** User-assigned hotkeys by full command id (Settings → Hotkeys), replacing the defaults. */
+	readonly hotkeyOverrides = new Map<string, Hotkey[]>();
 	private modals: Modal[] = [];
 	private keyListener: ((evt: KeyboardEvent) => void) | null = null;
 
@@ -112,7 +114,7 @@ export class App {
 				return;
 			}
 			for (const cmd of this.commands.commands.values()) {
-				for (const hk of cmd.hotkeys ?? []) {
+				for (const hk of this.hotkeyOverrides.get(cmd.id) ?? cmd.hotkeys ?? []) {
 					if (hk.key.toLowerCase() === evt.key.toLowerCase() && matchesModifiers(evt, hk.modifiers)) {
 						evt.preventDefault();
 						this.commands.executeCommandById(cmd.id, this);
