@@ -1,3 +1,4 @@
+// @vitest-environment node
 import { describe, expect, it } from "vitest";
 import type { IndexRequest } from "../src/api/types";
 import { ChangeSet, FULL_REINDEX_THRESHOLD, SYNC_DEBOUNCE_MS, SYNC_MAX_WAIT_MS, SyncQueue } from "../src/core/changes";

@@ -1,3 +1,4 @@
+// @vitest-environment node
 import { describe, expect, it } from "vitest";
 import { EngramClient, type HttpRequest, type HttpResponse } from "../src/api/client";
 import { EngramError, isHttpStatus } from "../src/api/errors";

@@ -1,3 +1,4 @@
+// @vitest-environment node
 import { describe, expect, it } from "vitest";
 import { serveArgs, splitCommand } from "../src/core/command";
 import { segments } from "../src/core/highlight";

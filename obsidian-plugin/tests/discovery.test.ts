@@ -1,3 +1,4 @@
+// @vitest-environment node
 import { describe, expect, it } from "vitest";
 import { isLoopbackUrl, parseDiscovery, samePath } from "../src/api/discovery";
 import { EngramError } from "../src/api/errors";

@@ -36,17 +36,20 @@ export function disposeCurrent(): void {
 	current = null;
 }
 
-export async function createHarness(opts: { discovery?: boolean; layoutReady?: boolean } = {}): Promise<Harness> {
+export async function createHarness(
+	opts: { discovery?: boolean; layoutReady?: boolean; data?: Record<string, unknown>; basePath?: string } = {},
+): Promise<Harness> {
 	disposeCurrent();
 	document.body.empty();
-	const host = memoryHost({ ...NOTES });
+	const base = opts.basePath ?? BASE;
+	const host = memoryHost({ ...NOTES }, undefined, base);
 	const fake = new FakeEngram(
 		{
 			list: async () => [...host.files.keys()].filter((p) => p.endsWith(".md") && !p.startsWith(".")),
 			read: async (p) => host.files.get(p) ?? "",
 			write: async (p, t) => void host.files.set(p, t),
 		},
-		BASE,
+		base,
 		() => new Date("2025-03-04T05:06:07Z"),
 	);
 	// Only the port written in discovery.json answers; any other is "connection refused".
@@ -60,6 +63,7 @@ export async function createHarness(opts: { discovery?: boolean; layoutReady?: b
 		host.files.set(DISCOVERY, JSON.stringify(fake.discovery(`http://127.0.0.1:${port}`, 999)));
 	};
 	if (opts.discovery !== false) writeDiscovery(livePort);
+	if (opts.data) host.files.set(`${PLUGIN_DIR}/data.json`, JSON.stringify(opts.data));
 
 	const app = new App(host, document.body);
 	setRequestHost(host);

@@ -1,3 +1,4 @@
+// @vitest-environment node
 /** Architecture rules read from the source: who may import `obsidian`, and banned DOM/console APIs. */
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";

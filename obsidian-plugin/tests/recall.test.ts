@@ -1,3 +1,4 @@
+// @vitest-environment node
 import { describe, expect, it } from "vitest";
 import type { Fact, QueryRequest, QueryResponse, SearchResult } from "../src/api/types";
 import { DEEP_DEBOUNCE_MS, itemFromResult, parseRecallQuery, QUICK_DEBOUNCE_MS, RecallController } from "../src/core/recall";

@@ -1,3 +1,4 @@
+// @vitest-environment node
 import { describe, expect, it } from "vitest";
 import { EngramError } from "../src/api/errors";
 import type { Status } from "../src/api/types";
