@@ -40,6 +40,13 @@ fi
 
 "$PYTHON" -m pip install -e ".[dev]"
 
+# The Obsidian plugin's toolchain (tests, lint, build); skipped without Node.js.
+if command -v npm >/dev/null 2>&1; then
+    (cd obsidian-plugin && npm ci --no-audit --no-fund)
+else
+    echo "npm not found: skipping the Obsidian plugin's toolchain (its tests will be skipped)"
+fi
+
 echo
 "$PYTHON" -m engram doctor || true
 echo "installed: $(command -v engram || echo "$PYTHON -m engram")"
