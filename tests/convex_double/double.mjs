@@ -63,6 +63,7 @@ class Double {
     this.faults = new FaultQueue();
     this.log = [];
     this.seq = 0;
+    this.epoch = 0;
     this.sockets = new Set();
     this.port = 0;
     this.server = http.createServer((req, res) => {
@@ -175,9 +176,15 @@ class Double {
         finish("fault:down", null);
         this.goDown(fault.ms);
         return true;
-      case "delay":
+      case "delay": {
+        const epoch = this.epoch;
         await sleep(fault.ms);
-        return false;
+        if (this.epoch === epoch) return false;
+        // A reset came while we slept: this request belongs to a finished test.
+        req.socket.destroy();
+        finish("dropped_by_reset", null);
+        return true;
+      }
       case "status": {
         const headers = fault.retryAfter === undefined ? {} : { "retry-after": String(fault.retryAfter) };
         finish("fault:status", fault.status);
@@ -271,6 +278,7 @@ class Double {
   }
 
   reset() {
+    this.epoch += 1;
     this.t = convexTest(this.schema, this.modules);
     this.faults.clear();
     this.log = [];

@@ -153,6 +153,15 @@ describe("faults", () => {
     expect(retry.body.value).toMatchObject({ status: "ok", version: 1, changed: true, changeSeq: stored.body.value.changeSeq });
   });
 
+  test("delay: a request still sleeping when the test resets never runs", async () => {
+    await fault({ kind: "delay", ms: 400 });
+    const pending = upsert("op-1", fact("a")).catch((e) => e);
+    await sleep(100);
+    await control("POST", "/reset");
+    expect(await pending).toBeInstanceOf(Error);
+    expect((await dump()).facts).toEqual([]);
+  });
+
   test("commit_then_drop: the write lands, the response is lost, the retry gets the first result", async () => {
     await fault({ kind: "commit_then_drop", path: "facts:upsert" });
     await expect(upsert("op-1", fact("a"))).rejects.toThrow();
@@ -240,5 +249,16 @@ describe("control API", () => {
     expect((await control("GET", "/faults")).body.pending).toEqual([]);
     expect((await control("GET", "/log")).body.requests).toEqual([]);
     expect((await get("a")).body.value).toBeNull();
+  });
+});
+
+describe("process", () => {
+  test("--exit-with-parent: the double exits when its stdin closes", async () => {
+    const other = spawn(process.execPath, [SERVER, "--exit-with-parent"], { stdio: ["pipe", "pipe", "inherit"] });
+    const [first] = await once(createInterface({ input: other.stdout }), "line");
+    expect(first).toMatch(/^LISTENING \d+$/);
+    other.stdin.end();
+    const [code] = await once(other, "exit");
+    expect(code).toBe(0);
   });
 });
