@@ -40,9 +40,11 @@ fi
 
 "$PYTHON" -m pip install -e ".[dev]"
 
-# The Obsidian plugin's toolchain (tests, lint, build); skipped without Node.js.
+# Node toolchains: the Convex functions and their test double, and the Obsidian plugin
+# (tests, lint, build). Skipped without Node.js.
 if command -v npm >/dev/null 2>&1; then
-    (cd obsidian-plugin && npm ci --no-audit --no-fund)
+    npm ci --no-audit --no-fund                            # Convex functions + test double
+    (cd obsidian-plugin && npm ci --no-audit --no-fund)    # the Obsidian plugin
 else
     echo "npm not found: skipping the Obsidian plugin's toolchain (its tests will be skipped)"
 fi
