@@ -19,7 +19,7 @@ COMPLETION = (
     "Search query: {query}\nAlternative search queries:\n-"
 )
 _THINK = re.compile(r"<think>.*?(?:</think>|\Z)", re.DOTALL | re.IGNORECASE)
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_CONTROL = re.compile(r"\x1b\[[0-9;]*[A-Za-z]|[\x00-\x1f\x7f-\x9f]")  # ANSI codes, controls
 _BULLET = re.compile(r"^\s*(?:[-*•]+|\d+[.):]|\(\d+\))\s*")
 _LABEL = re.compile(r"^(?:lex|vec|hyde|query|search query|expansion|alternative)\s*\d*\s*[:：]\s*",
                     re.IGNORECASE)
