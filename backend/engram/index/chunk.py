@@ -171,8 +171,12 @@ def _pieces(block: _Block, lines: _Lines, count: CountTokens, budget: int) -> li
     text = lines.text
     start, _ = lines.span(block.first)
     _, end = lines.span(block.last)
-    if block.kind != "para":
-        return [_Piece(start, end, count(text[start:end]), atomic=block.kind == "atomic")]
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    if block.kind == "atomic":
+        return [_Piece(start, end, count(text[start:end]), atomic=True)]
+    if block.kind == "heading":
+        return _fit(text, start, end, count, budget)
     out: list[_Piece] = []
     for line in range(block.first, block.last + 1):
         lo, hi = lines.span(line)
@@ -210,16 +214,28 @@ class _Builder:
         self.text, self.lines, self.title, self.count = text, lines, title, count
         self.max_tokens, self.overlap = max_tokens, overlap
         self.chunks: list[Chunk] = []
+        self._prefixes: dict[tuple[str, ...], tuple[str, int]] = {}
 
     def prefix(self, path: tuple[str, ...]) -> str:
-        """Title and heading path, the context every chunk of a section is embedded with."""
-        parts = list(path[1:] if path and path[0] == self.title else path)
-        head = "\n".join(p for p in (self.title, _PATH_SEP.join(parts)) if p)
-        return head[:_MAX_PREFIX_CHARS] + "\n" if head else ""
+        """Title and heading path, the context every chunk of a section is embedded with;
+        shortened (last heading only, title only, nothing) to stay within half the limit."""
+        if path not in self._prefixes:
+            parts = list(path[1:] if path and path[0] == self.title else path)
+            for candidate in (parts, parts[-1:], []):
+                head = "\n".join(p for p in (self.title, _PATH_SEP.join(candidate)) if p)
+                head = head[:_MAX_PREFIX_CHARS] + "\n" if head else ""
+                tokens = self.count(head)
+                if tokens <= self.max_tokens // 2:
+                    break
+            else:
+                head, tokens = "", 0
+            self._prefixes[path] = (head, tokens)
+        return self._prefixes[path][0]
 
     def budget(self, path: tuple[str, ...]) -> int:
-        """Tokens left for the text once the prefix is counted (never below a quarter)."""
-        return max(self.max_tokens - self.count(self.prefix(path)) - 1, self.max_tokens // 4)
+        """Tokens left for the text once the prefix is counted."""
+        self.prefix(path)
+        return max(self.max_tokens - self._prefixes[path][1] - 1, self.max_tokens // 4)
 
     def pack(self, path: tuple[str, ...], groups: list[list[_Piece]]) -> None:
         """Greedy packing of blocks' pieces; a block that does not fit starts a new chunk when
@@ -271,7 +287,7 @@ class _Builder:
         tokens = self.count(embed)
         truncated = tokens > self.max_tokens
         if truncated:
-            embed = self._cut(prefix, body)
+            embed = self._cut(embed)
             tokens = self.count(embed)
         self.chunks.append(Chunk(
             seq=len(self.chunks), text=body, embed_text=embed, heading_path=path,
@@ -281,13 +297,13 @@ class _Builder:
             truncated=truncated,
         ))
 
-    def _cut(self, prefix: str, body: str) -> str:
-        """Longest prefix + body[:k] within max_tokens (binary search on k)."""
-        lo, hi = 0, len(body)
+    def _cut(self, embed: str) -> str:
+        """Longest embed[:k] within max_tokens (binary search on k)."""
+        lo, hi = 0, len(embed)
         while lo < hi:
             mid = (lo + hi + 1) // 2
-            if self.count(prefix + body[:mid]) <= self.max_tokens:
+            if self.count(embed[:mid]) <= self.max_tokens:
                 lo = mid
             else:
                 hi = mid - 1
-        return prefix + body[:lo]
+        return embed[:lo]
