@@ -44,9 +44,18 @@ def main(model_dir: Path) -> None:
         vector = mean_embedding(weights, ids, config["num_attention_heads"])
         rows.append({"text": sentence, "ids": ids, "vector": [round(float(x), 7) for x in vector]})
     out = ROOT / "tests" / "fixtures" / "minilm_reference.json"
-    out.write_text(json.dumps({"model": "sentence-transformers/all-MiniLM-L6-v2",
-                               "method": "tokenizers + numpy float64 BERT, mean pool, L2 norm",
-                               "sentences": rows}, indent=1) + "\n", encoding="utf-8")
+    out.write_text(
+        json.dumps(
+            {
+                "model": "sentence-transformers/all-MiniLM-L6-v2",
+                "method": "tokenizers + numpy float64 BERT, mean pool, L2 norm",
+                "sentences": rows,
+            },
+            indent=1,
+        )
+        + "\n",
+        encoding="utf-8",
+    )
     print(f"wrote {out}")
 
 

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
 from engram.index.chunk import Chunk, chunk_note
 from engram.vault.parse import parse_note
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 
@@ -28,7 +28,9 @@ def chunks_of(text: str, max_tokens: int = 60, overlap: float = 0.15) -> list[Ch
 def check_invariants(text: str, chunks: list[Chunk], max_tokens: int) -> None:
     parsed = parse_note(text, "note.md")
     line_starts = [0] + [m.end() for m in re.finditer(r"\r\n|\n|\r", text)]
-    body_start = line_starts[parsed.body_line - 1] if parsed.body_line <= len(line_starts) else len(text)
+    body_start = (
+        line_starts[parsed.body_line - 1] if parsed.body_line <= len(line_starts) else len(text)
+    )
     for i, c in enumerate(chunks):
         assert c.seq == i
         assert text[c.start : c.end] == c.text and c.text.strip()
@@ -40,9 +42,17 @@ def check_invariants(text: str, chunks: list[Chunk], max_tokens: int) -> None:
         if not c.truncated:
             assert c.embed_text.endswith(c.text)
         for span in parsed.spans:  # an atomic block is inside one chunk or outside it
-            last = max([n for n in range(span.start, span.end + 1) if n <= len(line_starts)
-                        and text[line_starts[n - 1] : (line_starts[n] if n < len(line_starts)
-                                                      else len(text))].strip()] or [span.start])
+            last = max(
+                [
+                    n
+                    for n in range(span.start, span.end + 1)
+                    if n <= len(line_starts)
+                    and text[
+                        line_starts[n - 1] : (line_starts[n] if n < len(line_starts) else len(text))
+                    ].strip()
+                ]
+                or [span.start]
+            )
             inside = c.start_line <= span.start and last <= c.end_line
             outside = c.end_line < span.start or span.end < c.start_line
             assert inside or outside, (span, c.start_line, c.end_line)
@@ -58,8 +68,9 @@ TABLE = "| a | b |\n|---|---|\n" + "\n".join(f"| r{i} | v{i} |" for i in range(8
 HTML = "<div>\n<p>" + prose(15) + "</p>\n</div>"
 
 
-@pytest.mark.parametrize(("block", "kind"), [(FENCE, "code"), (MATH, "math"), (TABLE, "table"),
-                                             (HTML, "html")])
+@pytest.mark.parametrize(
+    ("block", "kind"), [(FENCE, "code"), (MATH, "math"), (TABLE, "table"), (HTML, "html")]
+)
 def test_atomic_blocks_are_never_split(block: str, kind: str) -> None:
     text = f"# T\n\n{prose(40)}\n\n{block}\n\n{prose(40, 'after')}\n"
     assert any(s.kind == kind for s in parse_note(text, "n.md").spans)
@@ -89,10 +100,14 @@ def test_frontmatter_is_excluded_and_lines_count_from_the_file_top() -> None:
 
 
 def test_heading_paths_and_prefix() -> None:
-    text = ("# Guide\n\nintro\n\n## Install\n\nsteps\n\n### Linux\n\napt\n\n## Use\n\nrun it\n")
+    text = "# Guide\n\nintro\n\n## Install\n\nsteps\n\n### Linux\n\napt\n\n## Use\n\nrun it\n"
     chunks = chunks_of(text)
     assert [c.heading_path for c in chunks] == [
-        ("Guide",), ("Guide", "Install"), ("Guide", "Install", "Linux"), ("Guide", "Use")]
+        ("Guide",),
+        ("Guide", "Install"),
+        ("Guide", "Install", "Linux"),
+        ("Guide", "Use"),
+    ]
     assert chunks[2].embed_text == "Guide\nInstall > Linux\n### Linux\n\napt"
     assert chunks[0].embed_text == "Guide\n# Guide\n\nintro"  # the title is not repeated as path
 
@@ -101,14 +116,17 @@ def test_a_heading_without_content_joins_the_next_section() -> None:
     chunks = chunks_of("# Title\n## Part\n\ntext here\n")
     assert len(chunks) == 1 and chunks[0].text == "# Title\n## Part\n\ntext here"
     assert chunks[0].heading_path == ("Title", "Part")
-    assert [c.text for c in chunks_of("para\n\n## Lonely heading\n")] == ["para", "## Lonely heading"]
+    assert [c.text for c in chunks_of("para\n\n## Lonely heading\n")] == [
+        "para",
+        "## Lonely heading",
+    ]
 
 
 def test_long_sections_split_with_overlap_and_within_limits() -> None:
     text = "# Long\n\n" + "\n\n".join(prose(30, f"p{i}w") for i in range(6)) + "\n"
     chunks = chunks_of(text, max_tokens=80)
     assert len(chunks) >= 3
-    for a, b in zip(chunks, chunks[1:], strict=False):
+    for a, b in itertools.pairwise(chunks):
         assert b.start < a.end, "consecutive chunks of one section overlap"
         assert a.start < b.start
     covered = set()
@@ -120,7 +138,7 @@ def test_long_sections_split_with_overlap_and_within_limits() -> None:
 def test_no_overlap_when_disabled() -> None:
     text = "\n\n".join(prose(30, f"p{i}w") for i in range(4))
     chunks = chunks_of(text, max_tokens=50, overlap=0.0)
-    assert all(b.start >= a.end for a, b in zip(chunks, chunks[1:], strict=False))
+    assert all(b.start >= a.end for a, b in itertools.pairwise(chunks))
 
 
 def test_a_long_line_is_split_at_spaces() -> None:
@@ -152,7 +170,10 @@ def test_editing_one_section_keeps_the_other_hashes() -> None:
 
 
 def test_crlf_and_unicode_offsets_are_exact() -> None:
-    text = "---\r\ntitle: Ünï\r\n---\r\n# 日本語 🚀\r\n\r\nça va? 😀 emoji ok.\r\n\r\n```\r\ncode\r\n```\r\n"
+    text = (
+        "---\r\ntitle: Ünï\r\n---\r\n# 日本語 🚀\r\n\r\nça va? 😀 emoji ok.\r\n\r\n"
+        "```\r\ncode\r\n```\r\n"
+    )
     chunks = chunks_of(text)
     assert chunks and all(text[c.start : c.end] == c.text for c in chunks)
     assert chunks[0].start_line == 4 and "😀" in chunks[0].text
@@ -176,8 +197,28 @@ def test_rejects_tiny_limits() -> None:
 
 # --- property: random markdown never crashes, and the chunks cover the body -------------
 
-_WORDS = st.sampled_from(["alpha", "beta", "γάμμα", "日本", "🚀", "x.", "[[link]]", "#tag", "end!",
-                          "`code`", "$x$", "**b**", "a-b", "1.", "|", "$$", "```", "---"])
+_WORDS = st.sampled_from(
+    [
+        "alpha",
+        "beta",
+        "γάμμα",
+        "日本",
+        "🚀",
+        "x.",
+        "[[link]]",
+        "#tag",
+        "end!",
+        "`code`",
+        "$x$",
+        "**b**",
+        "a-b",
+        "1.",
+        "|",
+        "$$",
+        "```",
+        "---",
+    ]
+)
 _LINE = st.lists(_WORDS, min_size=0, max_size=25).map(" ".join)
 _BLOCK = st.one_of(
     _LINE,
@@ -192,8 +233,13 @@ _BLOCK = st.one_of(
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(_BLOCK, max_size=14), st.booleans(), st.sampled_from(["\n", "\r\n"]),
-       st.integers(16, 80), st.floats(0.0, 0.3))
+@given(
+    st.lists(_BLOCK, max_size=14),
+    st.booleans(),
+    st.sampled_from(["\n", "\r\n"]),
+    st.integers(16, 80),
+    st.floats(0.0, 0.3),
+)
 def test_random_markdown_never_crashes_and_is_covered(
     blocks: list[str], frontmatter: bool, newline: str, max_tokens: int, overlap: float
 ) -> None:
@@ -203,9 +249,13 @@ def test_random_markdown_never_crashes_and_is_covered(
     chunks = chunk_note(text, parsed, count, max_tokens, overlap)
     check_invariants(text, chunks, max_tokens)
     line_starts = [0] + [m.end() for m in re.finditer(r"\r\n|\n|\r", text)]
-    body_start = line_starts[parsed.body_line - 1] if parsed.body_line <= len(line_starts) else len(text)
+    body_start = (
+        line_starts[parsed.body_line - 1] if parsed.body_line <= len(line_starts) else len(text)
+    )
     covered = set()
     for c in chunks:
         covered.update(range(c.start, c.end))
-    missing = [i for i in range(body_start, len(text)) if not text[i].isspace() and i not in covered]
+    missing = [
+        i for i in range(body_start, len(text)) if not text[i].isspace() and i not in covered
+    ]
     assert not missing, repr(text[missing[0] : missing[0] + 20])

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import itertools
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -115,13 +116,16 @@ def _is_heading_only(blocks: list[_Block]) -> bool:
     return all(b.kind == "heading" for b in blocks)
 
 
-def _sections(text: str, parsed: ParsedNote, lines: _Lines) -> Iterator[tuple[tuple[str, ...],
-                                                                            list[_Block]]]:
+def _sections(
+    text: str, parsed: ParsedNote, lines: _Lines
+) -> Iterator[tuple[tuple[str, ...], list[_Block]]]:
     """(heading path, blocks) per section, in file order; frontmatter excluded."""
     first, last = parsed.body_line, len(lines)
     atomic: dict[int, int] = {}  # first line -> last line of each atomic block
     for span in sorted(parsed.spans, key=lambda s: (s.start, -s.end)):
-        if span.end >= span.start >= first and not any(a <= span.start <= b for a, b in atomic.items()):
+        if span.end >= span.start >= first and not any(
+            a <= span.start <= b for a, b in atomic.items()
+        ):
             atomic[span.start] = min(span.end, last)
     headings = {h.line: h for h in parsed.headings if h.line >= first}
     stack: list[tuple[int, str]] = []
@@ -146,8 +150,9 @@ def _sections(text: str, parsed: ParsedNote, lines: _Lines) -> Iterator[tuple[tu
             if blocks:
                 yield path, blocks
             heading = headings[line]
-            stack = [(lvl, t) for lvl, t in stack if lvl < heading.level] + [(heading.level,
-                                                                              heading.text)]
+            stack = [(lvl, t) for lvl, t in stack if lvl < heading.level] + [
+                (heading.level, heading.text)
+            ]
             path = tuple(t for _, t in stack)
             end = line
             if line < last and _SETEXT.match(text[slice(*lines.span(line + 1))]):
@@ -181,7 +186,7 @@ def _pieces(block: _Block, lines: _Lines, count: CountTokens, budget: int) -> li
     for line in range(block.first, block.last + 1):
         lo, hi = lines.span(line)
         cuts = [lo] + [m.end() for m in _SENTENCE_END.finditer(text, lo, hi)] + [hi]
-        for a, b in zip(cuts, cuts[1:], strict=False):
+        for a, b in itertools.pairwise(cuts):
             while b > a and text[b - 1].isspace():
                 b -= 1
             if b > a:
@@ -209,8 +214,15 @@ def _fit(text: str, start: int, end: int, count: CountTokens, budget: int) -> li
 class _Builder:
     """Packs pieces into chunks section by section, with overlap inside a section."""
 
-    def __init__(self, text: str, lines: _Lines, title: str, count: CountTokens,
-                 max_tokens: int, overlap: float) -> None:
+    def __init__(
+        self,
+        text: str,
+        lines: _Lines,
+        title: str,
+        count: CountTokens,
+        max_tokens: int,
+        overlap: float,
+    ) -> None:
         self.text, self.lines, self.title, self.count = text, lines, title, count
         self.max_tokens, self.overlap = max_tokens, overlap
         self.chunks: list[Chunk] = []
@@ -289,13 +301,21 @@ class _Builder:
         if truncated:
             embed = self._cut(embed)
             tokens = self.count(embed)
-        self.chunks.append(Chunk(
-            seq=len(self.chunks), text=body, embed_text=embed, heading_path=path,
-            start=start, end=end, start_line=self.lines.line_of(start),
-            end_line=self.lines.line_of(max(start, end - 1)), token_count=tokens,
-            text_hash=hashlib.sha256(embed.encode("utf-8", "surrogatepass")).hexdigest(),
-            truncated=truncated,
-        ))
+        self.chunks.append(
+            Chunk(
+                seq=len(self.chunks),
+                text=body,
+                embed_text=embed,
+                heading_path=path,
+                start=start,
+                end=end,
+                start_line=self.lines.line_of(start),
+                end_line=self.lines.line_of(max(start, end - 1)),
+                token_count=tokens,
+                text_hash=hashlib.sha256(embed.encode("utf-8", "surrogatepass")).hexdigest(),
+                truncated=truncated,
+            )
+        )
 
     def _cut(self, embed: str) -> str:
         """Longest embed[:k] within max_tokens (binary search on k)."""

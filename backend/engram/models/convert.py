@@ -58,8 +58,9 @@ def convert_bert(
     if not weights_path.is_file():
         raise ModelError(f"{weights_path} is missing (only safetensors checkpoints convert)")
     tensors = load_file(str(weights_path))
-    is_classifier = any(a.endswith("ForSequenceClassification")
-                        for a in config.get("architectures") or [])
+    is_classifier = any(
+        a.endswith("ForSequenceClassification") for a in config.get("architectures") or []
+    )
     pooling = "RANK" if is_classifier else _pooling(model_dir)
     tokens, token_types = _vocab(model_dir)
     n_layer = int(config["num_hidden_layers"])
@@ -69,8 +70,13 @@ def convert_bert(
     writer = gguf.GGUFWriter(str(tmp), "bert")
     try:
         writer.add_name(name or model_dir.name)
-        writer.add_file_type({"f32": gguf.LlamaFileType.ALL_F32, "f16": gguf.LlamaFileType.MOSTLY_F16,
-                              "q8_0": gguf.LlamaFileType.MOSTLY_Q8_0}[dtype])
+        writer.add_file_type(
+            {
+                "f32": gguf.LlamaFileType.ALL_F32,
+                "f16": gguf.LlamaFileType.MOSTLY_F16,
+                "q8_0": gguf.LlamaFileType.MOSTLY_Q8_0,
+            }[dtype]
+        )
         writer.add_context_length(int(config.get("max_position_embeddings", 512)))
         writer.add_embedding_length(int(config["hidden_size"]))
         writer.add_feed_forward_length(int(config["intermediate_size"]))
@@ -90,7 +96,8 @@ def convert_bert(
         writer.add_bool("tokenizer.ggml.normalizer.lowercase", _lowercase(model_dir))
         _add_special_vocab(writer, model_dir, len(tokens))
         max_seq = _read_json(model_dir / "sentence_bert_config.json", required=False).get(
-            "max_seq_length")
+            "max_seq_length"
+        )
         if max_seq:
             writer.add_uint32("engram.max_seq_length", int(max_seq))
         for key, text in _prompts(model_dir).items():
@@ -208,15 +215,20 @@ def _lowercase(model_dir: Path) -> bool:
     normalizer = tok.get("normalizer") or {}
     if "lowercase" in normalizer:
         return bool(normalizer["lowercase"])
-    return bool(_read_json(model_dir / "tokenizer_config.json", required=False)
-                .get("do_lower_case", True))
+    return bool(
+        _read_json(model_dir / "tokenizer_config.json", required=False).get("do_lower_case", True)
+    )
 
 
 def _prompts(model_dir: Path) -> dict[str, str]:
-    prompts = _read_json(model_dir / "config_sentence_transformers.json", required=False).get(
-        "prompts") or {}
-    found = {"query": prompts.get("query", ""),
-             "document": prompts.get("document", prompts.get("passage", ""))}
+    prompts = (
+        _read_json(model_dir / "config_sentence_transformers.json", required=False).get("prompts")
+        or {}
+    )
+    found = {
+        "query": prompts.get("query", ""),
+        "document": prompts.get("document", prompts.get("passage", "")),
+    }
     return {k: str(v) for k, v in found.items() if v}
 
 
@@ -230,4 +242,3 @@ def _read_json(path: Path, required: bool = True) -> dict[str, Any]:
     except (OSError, ValueError) as exc:
         raise ModelError(f"cannot read {path}: {exc}") from None
     return data if isinstance(data, dict) else {}
-

@@ -21,8 +21,9 @@ COMPLETION = (
 _THINK = re.compile(r"<think>.*?(?:</think>|\Z)", re.DOTALL | re.IGNORECASE)
 _CONTROL = re.compile(r"\x1b\[[0-9;]*[A-Za-z]|[\x00-\x1f\x7f-\x9f]")  # ANSI codes, controls
 _BULLET = re.compile(r"^\s*(?:[-*•]+|\d+[.):]|\(\d+\))\s*")
-_LABEL = re.compile(r"^(?:lex|vec|hyde|query|search query|expansion|alternative)\s*\d*\s*[:：]\s*",
-                    re.IGNORECASE)
+_LABEL = re.compile(
+    r"^(?:lex|vec|hyde|query|search query|expansion|alternative)\s*\d*\s*[:：]\s*", re.IGNORECASE
+)
 
 
 def chat_messages(query: str, n: int, no_think: bool = False) -> list[dict[str, str]]:

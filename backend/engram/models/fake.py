@@ -55,7 +55,7 @@ class FakeEmbedder:
         for token in self.tokenize(text)[: self.max_text_tokens]:
             seed = int.from_bytes(hashlib.blake2b(token.encode(), digest_size=8).digest(), "little")
             total += np.random.default_rng(seed).standard_normal(self.dim)
-        norm = np.linalg.norm(total)
+        norm = float(np.linalg.norm(total))
         if norm == 0:
             total[0], norm = 1.0, 1.0  # empty text: a fixed unit vector, never NaN
-        return (total / norm).tolist()  # type: ignore[no-any-return]
+        return [float(x) for x in total / norm]

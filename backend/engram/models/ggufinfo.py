@@ -27,9 +27,12 @@ KNOWN_PROMPTS: tuple[tuple[str, str, str], ...] = (
     ("bge-base-en", "Represent this sentence for searching relevant passages: ", ""),
     ("bge-large-en", "Represent this sentence for searching relevant passages: ", ""),
     ("mxbai-embed", "Represent this sentence for searching relevant passages: ", ""),
-    ("qwen3-embedding",
-     "Instruct: Given a web search query, retrieve relevant passages that answer the query\n"
-     "Query: ", ""),
+    (
+        "qwen3-embedding",
+        "Instruct: Given a web search query, retrieve relevant passages that answer the query\n"
+        "Query: ",
+        "",
+    ),
 )
 
 
@@ -77,14 +80,26 @@ def read_info(path: Path) -> GGUFInfo:
         n_tensors=len(tensor_types),
         classifier_labels=tuple(str(x) for x in meta.get(f"{arch}.classifier.output_labels", ())),
         has_chat_template="tokenizer.chat_template" in meta,
-        prompts=prompts_for(name, path.name, meta.get("engram.prompt.query"),
-                            meta.get("engram.prompt.document")),
+        prompts=prompts_for(
+            name, path.name, meta.get("engram.prompt.query"), meta.get("engram.prompt.document")
+        ),
     )
 
 
 # GGUF value types -> struct format (8 = string, 9 = array)
-_SCALARS = {0: "B", 1: "b", 2: "H", 3: "h", 4: "I", 5: "i", 6: "f", 7: "?", 10: "Q", 11: "q",
-            12: "d"}
+_SCALARS = {
+    0: "B",
+    1: "b",
+    2: "H",
+    3: "h",
+    4: "I",
+    5: "i",
+    6: "f",
+    7: "?",
+    10: "Q",
+    11: "q",
+    12: "d",
+}
 
 
 def read_header(path: Path) -> tuple[dict[str, Any], list[int]]:

@@ -8,6 +8,7 @@ Models load once per process: `load_embedder` & co. cache by path, file mtime an
 
 from __future__ import annotations
 
+import atexit
 import ctypes
 import logging
 import re
@@ -49,7 +50,9 @@ class SystemInfo:
 def system_info() -> SystemInfo:
     """What `engram doctor` shows about the llama.cpp build."""
     text = lib().llama_print_system_info().decode("utf-8", "replace").strip()
-    features = tuple((k.strip(), v.strip()) for k, v in re.findall(r"([A-Za-z0-9_ ]+?) = (\w+)", text))
+    features = tuple(
+        (k.strip(), v.strip()) for k, v in re.findall(r"([A-Za-z0-9_ ]+?) = (\w+)", text)
+    )
     amx = any(k.startswith("AMX") and v not in ("0", "") for k, v in features)
     return SystemInfo(text, features, amx)
 
@@ -62,8 +65,19 @@ def cached(key: tuple[Any, ...], path: Path, factory: Callable[[], T]) -> T:
         raise ModelError(f"model file {path} does not exist") from None
     with _CACHE_LOCK:
         if full_key not in _CACHE:
+            if not _CACHE:
+                atexit.register(close_all)
             _CACHE[full_key] = factory()
-        return _CACHE[full_key]  # type: ignore[no-any-return]
+        return _CACHE[full_key]
+
+
+def close_all() -> None:
+    """Free every cached model (runs at exit, before llama_cpp's module state is torn down)."""
+    with _CACHE_LOCK:
+        models = list(_CACHE.values())
+        _CACHE.clear()
+    for model in models:
+        model.close()
 
 
 def open_llama(path: Path, n_threads: int, **params: Any) -> Any:
@@ -72,11 +86,18 @@ def open_llama(path: Path, n_threads: int, **params: Any) -> Any:
     if not path.is_file():
         raise ModelError(f"model file {path} does not exist")
     try:
-        return llama_cpp.Llama(model_path=str(path), n_threads=n_threads,
-                               n_threads_batch=n_threads, verbose=False, **params)
+        return llama_cpp.Llama(
+            model_path=str(path),
+            n_threads=n_threads,
+            n_threads_batch=n_threads,
+            verbose=False,
+            **params,
+        )
     except (ValueError, RuntimeError) as exc:
-        raise ModelError(f"llama.cpp could not load {path.name}: {exc} "
-                         "(is it a complete GGUF file for a supported architecture?)") from None
+        raise ModelError(
+            f"llama.cpp could not load {path.name}: {exc} "
+            "(is it a complete GGUF file for a supported architecture?)"
+        ) from None
 
 
 class SequenceDecoder:
@@ -131,8 +152,9 @@ class SequenceDecoder:
             ptr = L.llama_get_embeddings_seq(self.llm.ctx, seq_id)
             if not ptr:
                 raise ModelError("llama.cpp returned no pooled output (unsupported pooling?)")
-            out[i] = np.ctypeslib.as_array(ctypes.cast(ptr, ctypes.POINTER(ctypes.c_float)),
-                                           shape=(self.n_out,))
+            out[i] = np.ctypeslib.as_array(
+                ctypes.cast(ptr, ctypes.POINTER(ctypes.c_float)), shape=(self.n_out,)
+            )
 
     def close(self) -> None:
         """Free the batch buffer."""
@@ -154,22 +176,32 @@ def special_layout(llm: Any) -> tuple[int, int]:
 class LlamaEmbedder:
     """An embedding GGUF (BERT-family or decoder) with MEAN/CLS/LAST pooling."""
 
-    def __init__(self, path: Path, n_threads: int = 2, max_tokens: int | None = None,
-                 n_batch: int = N_BATCH) -> None:
+    def __init__(
+        self, path: Path, n_threads: int = 2, max_tokens: int | None = None, n_batch: int = N_BATCH
+    ) -> None:
         info = read_info(path)
         if info.pooling == "rank":
             raise ModelError(f"{path.name} is a reranker (RANK pooling), not an embedding model")
         self.info: GGUFInfo = info
-        self.llm = open_llama(path, n_threads, embedding=True, n_ctx=n_batch, n_batch=n_batch,
-                              n_ubatch=n_batch, flash_attn=True,
-                              pooling_type=_POOLING_IDS.get(info.pooling, 1) or 1)
+        self.llm = open_llama(
+            path,
+            n_threads,
+            embedding=True,
+            n_ctx=n_batch,
+            n_batch=n_batch,
+            n_ubatch=n_batch,
+            flash_attn=True,
+            pooling_type=_POOLING_IDS.get(info.pooling, 1) or 1,
+        )
         self.model_id = info.model_id
         self.dim = int(self.llm.n_embd())
         limit = max_tokens or info.max_seq_length or info.context_length or n_batch
         self.max_tokens = min(limit, n_batch)
         self.prompts = info.prompts
         self._head, self._tail = special_layout(self.llm)
-        self._prefix_tokens = self.count_tokens(self.prompts.document) if self.prompts.document else 0
+        self._prefix_tokens = (
+            self.count_tokens(self.prompts.document) if self.prompts.document else 0
+        )
         self._decoder = SequenceDecoder(self.llm, n_batch, self.dim)
         self._lock = threading.Lock()
 
@@ -193,11 +225,11 @@ class LlamaEmbedder:
     def embed_documents(self, texts: Sequence[str]) -> list[Vector]:
         """One normalized vector per text, in order; over-long texts are truncated."""
         prefix = self.prompts.document
-        return self._embed([prefix + t for t in texts]).tolist()  # type: ignore[no-any-return]
+        return self._embed([prefix + t for t in texts]).tolist()
 
     def embed_query(self, text: str) -> Vector:
         """The normalized vector of a query, with the model's query prefix applied."""
-        return self._embed([self.prompts.query + text])[0].tolist()  # type: ignore[no-any-return]
+        return self._embed([self.prompts.query + text])[0].tolist()
 
     def _embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
@@ -206,7 +238,7 @@ class LlamaEmbedder:
             seqs = [self._truncate(self.tokenize(t)) for t in texts]
             vectors = self._decoder.run(seqs)
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-        return vectors / np.where(norms > 0, norms, 1.0)  # type: ignore[no-any-return]
+        return vectors / np.where(norms > 0, norms, 1.0)
 
     def _truncate(self, tokens: list[int]) -> list[int]:
         if not tokens:
@@ -217,15 +249,16 @@ class LlamaEmbedder:
         return tokens[: self.max_tokens - len(tail)] + tail
 
     def close(self) -> None:
-        """Release the model (the process cache still holds it if it came from there)."""
+        """Free the model (cached instances are freed by `close_all` at exit instead)."""
         self._decoder.close()
         self.llm.close()
 
 
 def load_embedder(path: Path, n_threads: int = 2, max_tokens: int | None = None) -> LlamaEmbedder:
     """The process-wide embedder for `path` (loaded on first call)."""
-    return cached(("embed", n_threads, max_tokens), path,
-                  lambda: LlamaEmbedder(path, n_threads, max_tokens))
+    return cached(
+        ("embed", n_threads, max_tokens), path, lambda: LlamaEmbedder(path, n_threads, max_tokens)
+    )
 
 
 def _utf8(text: str) -> bytes:

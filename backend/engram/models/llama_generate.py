@@ -20,8 +20,14 @@ class LlamaGenerator:
     def __init__(self, path: Path, n_threads: int = 2, n_ctx: int = 2048) -> None:
         info = read_info(path)
         self.model_id = info.model_id
-        self.llm = open_llama(path, n_threads, n_ctx=min(n_ctx, info.context_length or n_ctx),
-                              n_batch=N_BATCH, n_ubatch=N_BATCH, seed=SEED)
+        self.llm = open_llama(
+            path,
+            n_threads,
+            n_ctx=min(n_ctx, info.context_length or n_ctx),
+            n_batch=N_BATCH,
+            n_ubatch=N_BATCH,
+            seed=SEED,
+        )
         self.chat = info.has_chat_template
         self._no_think = info.architecture.startswith("qwen3")
         self._lock = threading.Lock()
@@ -37,16 +43,29 @@ class LlamaGenerator:
                 raise ModelError(f"query expansion failed: {exc}") from None
         return parse_expansions(text, query, n)
 
+    def close(self) -> None:
+        """Free the model."""
+        self.llm.close()
+
     def _chat(self, query: str, n: int) -> str:
         reply = self.llm.create_chat_completion(
-            messages=chat_messages(query, n, self._no_think), temperature=0.0, top_k=1,
-            max_tokens=MAX_NEW_TOKENS, seed=SEED)
+            messages=chat_messages(query, n, self._no_think),
+            temperature=0.0,
+            top_k=1,
+            max_tokens=MAX_NEW_TOKENS,
+            seed=SEED,
+        )
         return str(reply["choices"][0]["message"]["content"] or "")
 
     def _complete(self, query: str) -> str:
         reply = self.llm.create_completion(
-            completion_prompt(query), temperature=0.0, top_k=1, max_tokens=MAX_NEW_TOKENS,
-            stop=["\n\n", "Search query:"], seed=SEED)
+            completion_prompt(query),
+            temperature=0.0,
+            top_k=1,
+            max_tokens=MAX_NEW_TOKENS,
+            stop=["\n\n", "Search query:"],
+            seed=SEED,
+        )
         return str(reply["choices"][0]["text"])
 
 

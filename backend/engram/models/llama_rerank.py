@@ -23,8 +23,17 @@ from .ggufinfo import read_info
 from .llama import N_BATCH, SequenceDecoder, cached, lib, open_llama, special_layout
 from .protocols import ModelError
 
-ENCODER_ARCHS = ("bert", "nomic-bert", "jina-bert-v2", "jina-bert-v3", "modern-bert",
-                 "neo-bert", "eurobert", "xlm-roberta", "t5encoder")
+ENCODER_ARCHS = (
+    "bert",
+    "nomic-bert",
+    "jina-bert-v2",
+    "jina-bert-v3",
+    "modern-bert",
+    "neo-bert",
+    "eurobert",
+    "xlm-roberta",
+    "t5encoder",
+)
 _POSITIVE = ("yes", "relevant", "true", "positive", "label_1")
 _CHATML_PREFIX = (
     "<|im_start|>system\nJudge whether the Document meets the requirements based on the Query "
@@ -33,8 +42,10 @@ _CHATML_PREFIX = (
     "answer the query\n<Query>: {query}\n<Document>: "
 )
 _CHATML_SUFFIX = "<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n"
-_PLAIN_PREFIX = ('Judge whether the Document answers the Query. Answer only "yes" or "no".\n'
-                 "Query: {query}\nDocument: ")
+_PLAIN_PREFIX = (
+    'Judge whether the Document answers the Query. Answer only "yes" or "no".\n'
+    "Query: {query}\nDocument: "
+)
 _PLAIN_SUFFIX = "\nAnswer:"
 
 
@@ -43,8 +54,10 @@ def load_reranker(path: Path, n_threads: int = 2) -> CrossEncoderReranker | LLMR
     info = read_info(path)
     if info.architecture in ENCODER_ARCHS:
         if info.pooling != "rank":
-            raise ModelError(f"{path.name} is an embedding model ({info.pooling} pooling), "
-                             "not a reranker: a cross-encoder GGUF has RANK pooling")
+            raise ModelError(
+                f"{path.name} is an embedding model ({info.pooling} pooling), "
+                "not a reranker: a cross-encoder GGUF has RANK pooling"
+            )
         return cached(("rerank-ce", n_threads), path, lambda: CrossEncoderReranker(path, n_threads))
     return cached(("rerank-llm", n_threads), path, lambda: LLMReranker(path, n_threads))
 
@@ -71,8 +84,16 @@ class CrossEncoderReranker:
     def __init__(self, path: Path, n_threads: int = 2, n_batch: int = N_BATCH) -> None:
         info = read_info(path)
         self.model_id = info.model_id
-        self.llm = open_llama(path, n_threads, embedding=True, n_ctx=n_batch, n_batch=n_batch,
-                              n_ubatch=n_batch, flash_attn=True, pooling_type=4)
+        self.llm = open_llama(
+            path,
+            n_threads,
+            embedding=True,
+            n_ctx=n_batch,
+            n_batch=n_batch,
+            n_ubatch=n_batch,
+            flash_attn=True,
+            pooling_type=4,
+        )
         llama_cpp = lib()
         n_out = max(1, int(llama_cpp.llama_model_n_cls_out(self.llm.model)))
         self._positive = positive_index(info.classifier_labels, n_out)
@@ -90,7 +111,9 @@ class CrossEncoderReranker:
         q = list(tok(query.encode("utf-8", "replace"), add_bos=True, special=False))
         if len(q) > self.max_tokens // 2:
             q = q[: self.max_tokens // 2 - self._tail] + q[len(q) - self._tail :]
-        d = list(tok(document.encode("utf-8", "replace"), add_bos=True, special=False))[self._head:]
+        d = list(tok(document.encode("utf-8", "replace"), add_bos=True, special=False))[
+            self._head :
+        ]
         room = self.max_tokens - len(q) - len(self._mid)
         if len(d) > room:
             d = d[: room - self._tail] + d[len(d) - self._tail :]
@@ -104,6 +127,11 @@ class CrossEncoderReranker:
             raw = self._decoder.run([self.pair_tokens(query, d) for d in documents])
         return [to_probability(row, self._positive) for row in raw]
 
+    def close(self) -> None:
+        """Free the model and its batch."""
+        self._decoder.close()
+        self.llm.close()
+
 
 class LLMReranker:
     """A decoder LLM asked "does this document meet the query?"; score = P(yes) vs P(no)."""
@@ -112,22 +140,26 @@ class LLMReranker:
         info = read_info(path)
         self.model_id = info.model_id
         n_ctx = min(n_ctx, info.context_length or n_ctx)
-        self.llm = open_llama(path, n_threads, n_ctx=n_ctx, n_batch=N_BATCH, n_ubatch=N_BATCH,
-                              flash_attn=True)
+        self.llm = open_llama(
+            path, n_threads, n_ctx=n_ctx, n_batch=N_BATCH, n_ubatch=N_BATCH, flash_attn=True
+        )
         self._lib = lib()
         self.n_ctx = n_ctx
         chatml = len(self._tokens("<|im_start|>", special=True)) == 1
-        self._prefix, self._suffix = ((_CHATML_PREFIX, _CHATML_SUFFIX) if chatml
-                                      else (_PLAIN_PREFIX, _PLAIN_SUFFIX))
+        self._prefix, self._suffix = (
+            (_CHATML_PREFIX, _CHATML_SUFFIX) if chatml else (_PLAIN_PREFIX, _PLAIN_SUFFIX)
+        )
         self._yes, self._no = self._answer_token("yes"), self._answer_token("no")
-        self._n_vocab = int(self._lib.llama_vocab_n_tokens(
-            self._lib.llama_model_get_vocab(self.llm.model)))
+        self._n_vocab = int(
+            self._lib.llama_vocab_n_tokens(self._lib.llama_model_get_vocab(self.llm.model))
+        )
         self._batch = self._lib.llama_batch_init(N_BATCH, 0, 1)
         self._lock = threading.Lock()
 
     def _tokens(self, text: str, special: bool = False, bos: bool = False) -> list[int]:
-        return list(self.llm.tokenize(text.encode("utf-8", "replace"), add_bos=bos,
-                                      special=special))
+        return list(
+            self.llm.tokenize(text.encode("utf-8", "replace"), add_bos=bos, special=special)
+        )
 
     def _answer_token(self, word: str) -> int:
         ids = self._tokens(word)
@@ -155,6 +187,13 @@ class LLMReranker:
                 scores.append(1.0 / (1.0 + math.exp(no - yes)))
         return scores
 
+    def close(self) -> None:
+        """Free the model and its batch."""
+        if self._batch is not None:
+            self._lib.llama_batch_free(self._batch)
+            self._batch = None
+        self.llm.close()
+
     def _decode(self, tokens: list[int], start: int, want_logits: bool) -> Any:
         L, batch = self._lib, self._batch
         for offset in range(0, len(tokens), N_BATCH):
@@ -173,5 +212,6 @@ class LLMReranker:
         if not want_logits:
             return None
         ptr = L.llama_get_logits_ith(self.llm.ctx, -1)
-        return np.ctypeslib.as_array(ctypes.cast(ptr, ctypes.POINTER(ctypes.c_float)),
-                                     shape=(self._n_vocab,))
+        return np.ctypeslib.as_array(
+            ctypes.cast(ptr, ctypes.POINTER(ctypes.c_float)), shape=(self._n_vocab,)
+        )

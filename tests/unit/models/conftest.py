@@ -8,9 +8,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from engram.models.convert import convert_bert
 from safetensors.numpy import load_file
 
-from engram.models.convert import convert_bert
 from tests.fixtures.tiny_gguf import tiny_bert_dir, write_tiny_llama
 
 
@@ -36,7 +36,8 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> TinyModels:
     rerank = tiny_bert_dir(root / "rerank", reranker=True)
     prompted = tiny_bert_dir(root / "prompted", seed=3)
     (prompted / "config_sentence_transformers.json").write_text(
-        json.dumps({"prompts": {"query": "query: ", "passage": "passage: "}}), encoding="utf-8")
+        json.dumps({"prompts": {"query": "query: ", "passage": "passage: "}}), encoding="utf-8"
+    )
     return TinyModels(
         embed=convert_bert(bert, root / "embed.gguf").path,
         embed_q8=convert_bert(bert, root / "embed.q8_0.gguf", dtype="q8_0").path,

@@ -8,10 +8,10 @@ from pathlib import Path
 import gguf
 import numpy as np
 import pytest
-
 from engram.models.convert import convert_bert
 from engram.models.ggufinfo import prompts_for, read_header, read_info
 from engram.models.protocols import ModelError
+
 from tests.fixtures.tiny_gguf import bert_vocab, tiny_bert_dir
 
 
@@ -66,13 +66,16 @@ def test_prompts_come_from_sentence_transformers_config(tiny) -> None:
     assert (prompts.query, prompts.document) == ("query: ", "passage: ")
 
 
-@pytest.mark.parametrize(("name", "query", "document"), [
-    ("nomic-embed-text-v1.5", "search_query: ", "search_document: "),
-    ("embeddinggemma-300m", "task: search result | query: ", "title: none | text: "),
-    ("multilingual-e5-small", "query: ", "passage: "),
-    ("bge-small-en-v1.5", "Represent this sentence for searching relevant passages: ", ""),
-    ("all-MiniLM-L6-v2", "", ""),
-])
+@pytest.mark.parametrize(
+    ("name", "query", "document"),
+    [
+        ("nomic-embed-text-v1.5", "search_query: ", "search_document: "),
+        ("embeddinggemma-300m", "task: search result | query: ", "title: none | text: "),
+        ("multilingual-e5-small", "query: ", "passage: "),
+        ("bge-small-en-v1.5", "Represent this sentence for searching relevant passages: ", ""),
+        ("all-MiniLM-L6-v2", "", ""),
+    ],
+)
 def test_known_prompt_table(name: str, query: str, document: str) -> None:
     prompts = prompts_for(name, f"{name}.Q8_0.gguf")
     assert (prompts.query, prompts.document) == (query, document)
@@ -82,12 +85,18 @@ def test_metadata_prompts_win_over_the_table() -> None:
     assert prompts_for("nomic-embed-text", "x.gguf", "", "doc: ").query == ""
 
 
-@pytest.mark.parametrize(("setup", "message"), [
-    (lambda d: (d / "model.safetensors").unlink(), "model.safetensors"),
-    (lambda d: (d / "vocab.txt").unlink(), "vocab.txt"),
-    (lambda d: (d / "config.json").write_text(json.dumps({"model_type": "llama"})), "only BERT"),
-    (lambda d: (d / "config.json").write_text("{oops"), "cannot read"),
-])
+@pytest.mark.parametrize(
+    ("setup", "message"),
+    [
+        (lambda d: (d / "model.safetensors").unlink(), "model.safetensors"),
+        (lambda d: (d / "vocab.txt").unlink(), "vocab.txt"),
+        (
+            lambda d: (d / "config.json").write_text(json.dumps({"model_type": "llama"})),
+            "only BERT",
+        ),
+        (lambda d: (d / "config.json").write_text("{oops"), "cannot read"),
+    ],
+)
 def test_bad_checkpoints_raise_model_error(tmp_path: Path, setup, message: str) -> None:
     folder = tiny_bert_dir(tmp_path / "bert")
     setup(folder)
@@ -110,7 +119,9 @@ def test_header_reader_matches_gguf_reader(tiny) -> None:
     assert meta["bert.classifier.output_labels"] == ["LABEL_0"]
 
 
-@pytest.mark.parametrize("content", [b"", b"GGUF", b"not a gguf file at all", b"GGUF\x03\x00\x00\x00"])
+@pytest.mark.parametrize(
+    "content", [b"", b"GGUF", b"not a gguf file at all", b"GGUF\x03\x00\x00\x00"]
+)
 def test_broken_files_raise_model_error(tmp_path: Path, content: bytes) -> None:
     path = tmp_path / "broken.gguf"
     path.write_bytes(content)

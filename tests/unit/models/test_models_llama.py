@@ -7,7 +7,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from engram.models import Embedder, Generator, Reranker
 from engram.models.llama import LlamaEmbedder, load_embedder, system_info
 from engram.models.llama_generate import LlamaGenerator, load_generator
@@ -19,10 +18,16 @@ from engram.models.llama_rerank import (
     to_probability,
 )
 from engram.models.protocols import ModelError
+
 from tests.fixtures.tiny_gguf import cross_encoder_score, mean_embedding
 
-TEXTS = ["the cat runs in the garden", "python code for sqlite search", "rain and snow",
-         "Ünïcödé text 日本 🚀", ""]
+TEXTS = [
+    "the cat runs in the garden",
+    "python code for sqlite search",
+    "rain and snow",
+    "Ünïcödé text 日本 🚀",
+    "",
+]
 
 
 def tiny_bert_weights(gguf_path: Path) -> dict[str, np.ndarray]:
@@ -148,11 +153,15 @@ def test_llm_reranker_scores_match_a_fresh_evaluation(tiny) -> None:
         docs = ["the cat runs in the garden", "python code for sqlite", "no"]
         scores = reranker.score("cat garden", docs)
         assert all(0.0 < s < 1.0 for s in scores)
-        fresh = llama_cpp.Llama(str(path), n_ctx=512, logits_all=True, verbose=False,
-                                flash_attn=True)
+        fresh = llama_cpp.Llama(
+            str(path), n_ctx=512, logits_all=True, verbose=False, flash_attn=True
+        )
         for doc, score in zip(docs, scores, strict=True):
-            tokens = (reranker._tokens(reranker._prefix.format(query="cat garden"), True, True)
-                      + reranker._tokens(doc) + reranker._tokens(reranker._suffix, True))
+            tokens = (
+                reranker._tokens(reranker._prefix.format(query="cat garden"), True, True)
+                + reranker._tokens(doc)
+                + reranker._tokens(reranker._suffix, True)
+            )
             fresh.reset()
             fresh.eval(tokens)
             logits = fresh.scores[len(tokens) - 1]
@@ -163,18 +172,33 @@ def test_llm_reranker_scores_match_a_fresh_evaluation(tiny) -> None:
     assert not load_reranker(tiny.llama)._prefix.startswith("<|im_start|>")
 
 
-@pytest.mark.parametrize(("row", "positive", "expected"), [
-    ([0.0], 0, 0.5), ([100.0], 0, 1.0), ([-100.0], 0, 0.0),
-    ([2.0, 2.0], 0, 0.5), ([10.0, -10.0], 0, 1.0), ([10.0, -10.0], 1, 0.0),
-])
+@pytest.mark.parametrize(
+    ("row", "positive", "expected"),
+    [
+        ([0.0], 0, 0.5),
+        ([100.0], 0, 1.0),
+        ([-100.0], 0, 0.0),
+        ([2.0, 2.0], 0, 0.5),
+        ([10.0, -10.0], 0, 1.0),
+        ([10.0, -10.0], 1, 0.0),
+    ],
+)
 def test_to_probability(row, positive, expected) -> None:
-    assert to_probability(np.array(row, dtype=np.float32), positive) == pytest.approx(expected,
-                                                                                       abs=1e-6)
+    assert to_probability(np.array(row, dtype=np.float32), positive) == pytest.approx(
+        expected, abs=1e-6
+    )
 
 
-@pytest.mark.parametrize(("labels", "n_out", "expected"), [
-    ((), 1, 0), (("LABEL_0",), 1, 0), (("yes", "no"), 2, 0), (("no", "yes"), 2, 1), ((), 2, 1),
-])
+@pytest.mark.parametrize(
+    ("labels", "n_out", "expected"),
+    [
+        ((), 1, 0),
+        (("LABEL_0",), 1, 0),
+        (("yes", "no"), 2, 0),
+        (("no", "yes"), 2, 1),
+        ((), 2, 1),
+    ],
+)
 def test_positive_index(labels, n_out, expected) -> None:
     assert positive_index(labels, n_out) == expected
 

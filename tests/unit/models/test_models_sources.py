@@ -8,27 +8,41 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from engram.models import sources
 from engram.models.protocols import ModelError
 from engram.models.sources import ModelSpec, parse_spec
 
 
-@pytest.mark.parametrize(("spec", "expected"), [
-    ("default", ModelSpec("default", "default")),
-    ("hf:org/repo/model.Q8_0.gguf", ModelSpec("hf", "hf:org/repo/model.Q8_0.gguf", repo="org/repo",
-                                               filename="model.Q8_0.gguf")),
-    ("hf:org/repo@v2/sub/dir/m.gguf", ModelSpec("hf", "hf:org/repo@v2/sub/dir/m.gguf",
-                                                repo="org/repo", filename="sub/dir/m.gguf",
-                                                revision="v2")),
-    ("/abs/model.gguf", ModelSpec("path", "/abs/model.gguf", path=Path("/abs/model.gguf"))),
-])
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        ("default", ModelSpec("default", "default")),
+        (
+            "hf:org/repo/model.Q8_0.gguf",
+            ModelSpec(
+                "hf", "hf:org/repo/model.Q8_0.gguf", repo="org/repo", filename="model.Q8_0.gguf"
+            ),
+        ),
+        (
+            "hf:org/repo@v2/sub/dir/m.gguf",
+            ModelSpec(
+                "hf",
+                "hf:org/repo@v2/sub/dir/m.gguf",
+                repo="org/repo",
+                filename="sub/dir/m.gguf",
+                revision="v2",
+            ),
+        ),
+        ("/abs/model.gguf", ModelSpec("path", "/abs/model.gguf", path=Path("/abs/model.gguf"))),
+    ],
+)
 def test_parse_spec(spec: str, expected: ModelSpec) -> None:
     assert parse_spec(spec) == expected
 
 
-@pytest.mark.parametrize("spec", ["", "  ", "hf:", "hf:org/repo", "hf:org/repo/readme.md",
-                                  "hf:org//x.gguf"])
+@pytest.mark.parametrize(
+    "spec", ["", "  ", "hf:", "hf:org/repo", "hf:org/repo/readme.md", "hf:org//x.gguf"]
+)
 def test_bad_specs(spec: str) -> None:
     with pytest.raises(ModelError):
         parse_spec(spec)
@@ -82,7 +96,7 @@ def test_hf_spec_offline_uses_the_cache(tmp_path: Path, tiny, hf_offline: None) 
 def test_hf_spec_offline_and_missing_is_actionable(tmp_path: Path, hf_offline: None) -> None:
     with pytest.raises(ModelError, match="not downloaded yet"):
         sources.resolve("hf:org/absent/model.gguf", tmp_path)
-    with pytest.raises(ModelError, match="not reachable.*engram models pull"):
+    with pytest.raises(ModelError, match=r"not reachable.*engram models pull"):
         sources.pull("hf:org/absent/model.gguf", tmp_path)
 
 
@@ -114,12 +128,15 @@ def test_pip_failure_is_reported(tmp_path: Path) -> None:
 
 
 def test_importing_models_does_not_load_llama_cpp() -> None:
-    code = ("import sys, engram.models, engram.models.sources, engram.models.fake, "
-            "engram.index.chunk; print('llama_cpp' in sys.modules)")
+    code = (
+        "import sys, engram.models, engram.models.sources, engram.models.fake, "
+        "engram.index.chunk; print('llama_cpp' in sys.modules)"
+    )
     root = Path(__file__).parents[3]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root / "backend"), str(root)])}
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True, env=env, cwd=root)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env, cwd=root
+    )
     assert out.stdout.strip() == "False"
 
 
@@ -130,8 +147,13 @@ def test_only_llama_py_imports_llama_cpp() -> None:
     importers = set()
     for path in package.rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
-                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
             if any(n.split(".")[0] == "llama_cpp" for n in names):
                 importers.add(path.relative_to(package).as_posix())
     assert importers == {"models/llama.py"}
