@@ -11,7 +11,8 @@ from .llama import N_BATCH, cached, open_llama
 from .protocols import ModelError
 
 SEED = 1234
-MAX_NEW_TOKENS = 160
+TOKENS_PER_EXPANSION = 24  # short queries; bounds latency (~10 tokens/s for 1.7B on 2 cores)
+TOKENS_SLACK = 24  # a list marker, an empty <think></think> block
 
 
 class LlamaGenerator:
@@ -38,7 +39,8 @@ class LlamaGenerator:
             return []
         with self._lock:
             try:
-                text = self._chat(query, n) if self.chat else self._complete(query)
+                budget = TOKENS_PER_EXPANSION * n + TOKENS_SLACK
+                text = self._chat(query, n, budget) if self.chat else self._complete(query, budget)
             except (ValueError, RuntimeError) as exc:  # template or context errors
                 raise ModelError(f"query expansion failed: {exc}") from None
         return parse_expansions(text, query, n)
@@ -47,22 +49,22 @@ class LlamaGenerator:
         """Free the model."""
         self.llm.close()
 
-    def _chat(self, query: str, n: int) -> str:
+    def _chat(self, query: str, n: int, budget: int) -> str:
         reply = self.llm.create_chat_completion(
             messages=chat_messages(query, n, self._no_think),
             temperature=0.0,
             top_k=1,
-            max_tokens=MAX_NEW_TOKENS,
+            max_tokens=budget,
             seed=SEED,
         )
         return str(reply["choices"][0]["message"]["content"] or "")
 
-    def _complete(self, query: str) -> str:
+    def _complete(self, query: str, budget: int) -> str:
         reply = self.llm.create_completion(
             completion_prompt(query),
             temperature=0.0,
             top_k=1,
-            max_tokens=MAX_NEW_TOKENS,
+            max_tokens=budget,
             stop=["\n\n", "Search query:"],
             seed=SEED,
         )
