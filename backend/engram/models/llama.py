@@ -45,6 +45,7 @@ class SystemInfo:
     text: str
     features: tuple[tuple[str, str], ...]
     amx_build: bool
+    version: str = ""
 
 
 def system_info() -> SystemInfo:
@@ -54,7 +55,7 @@ def system_info() -> SystemInfo:
         (k.strip(), v.strip()) for k, v in re.findall(r"([A-Za-z0-9_ ]+?) = (\w+)", text)
     )
     amx = any(k.startswith("AMX") and v not in ("0", "") for k, v in features)
-    return SystemInfo(text, features, amx)
+    return SystemInfo(text, features, amx, str(getattr(lib(), "__version__", "")))
 
 
 def cached(key: tuple[Any, ...], path: Path, factory: Callable[[], T]) -> T:

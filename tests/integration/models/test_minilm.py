@@ -10,12 +10,10 @@ safetensors, independent of llama.cpp and of our converter.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import numpy as np
 import pytest
-from engram.config import xdg_dir
 from engram.index.chunk import chunk_note
 from engram.models import sources
 from engram.models.llama import LlamaEmbedder, load_embedder
@@ -23,12 +21,6 @@ from engram.vault.parse import parse_note
 
 pytestmark = pytest.mark.slow
 REFERENCE = Path(__file__).parents[2] / "fixtures" / "minilm_reference.json"
-
-
-@pytest.fixture(scope="session")
-def minilm() -> Path:
-    """The default model's GGUF (pulled and verified once, then reused from the cache)."""
-    return sources.pull("default", xdg_dir(os.environ, "XDG_CACHE_HOME", ".cache"))
 
 
 def test_default_model_is_pinned_and_described(minilm: Path) -> None:
