@@ -8,6 +8,7 @@ import json
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
+from typing import Any
 
 from engram.service import Document, SearchResult
 
@@ -119,9 +120,30 @@ def _human_result(r: SearchResult, color: bool, line_numbers: bool) -> str:
         lines.append(_numbered(r.body, 1) if line_numbers else r.body)
     else:
         lines.append(_highlight(r.snippet, r.highlights, y + b, x) if color else r.snippet)
+    if r.explain:
+        lines.append(_explain_line(r.explain, d, x))
     for p in r.passages[1:]:
         snippet = _highlight(p.snippet, p.highlights, y + b, x) if color else p.snippet
         lines.append(f"  {d}:{p.line}{x} {snippet}")
+    return "\n".join(lines)
+
+
+def _explain_line(e: dict[str, Any], dim: str, reset: str) -> str:
+    lists: dict[str, dict[str, Any]] = e.get("lists") or {}
+    parts = [f"{name} #{v['rank']} ({v['score']})" for name, v in lists.items()]
+    tail = f"rrf {e['rrf']} + bonus {e['bonus']} -> {e['retrieval']}"
+    if e.get("rerank") is not None:
+        tail += (
+            f"; rerank {e['rerank']} blended at {e['retrievalWeight']} retrieval"
+            f" (fused rank {e['rrfRank']})"
+        )
+    return f"{dim}  explain: {', '.join(parts)}; {tail} = {e['final']}{reset}"
+
+
+def render_explain(stages: dict[str, str], expansions: tuple[str, ...]) -> str:
+    """The pipeline's stages for --explain (printed once, before the results)."""
+    lines = [f"stage {name}: {what}" for name, what in stages.items()]
+    lines += [f"  expansion {i}: {text}" for i, text in enumerate(expansions, 1)]
     return "\n".join(lines)
 
 

@@ -145,7 +145,13 @@ def multi_get(
     required=True,
     help="Judgements: query-id<TAB>corpus-id<TAB>score.",
 )
-@click.option("--mode", default="search", show_default=True, help="search, vsearch or query.")
+@click.option(
+    "--mode",
+    type=click.Choice(["search", "vsearch", "query"]),
+    default="search",
+    show_default=True,
+    help="Which search to measure.",
+)
 @click.option(
     "-n",
     "limit",
@@ -161,6 +167,8 @@ def multi_get(
     "--run-out", type=click.Path(dir_okay=False, path_type=Path), help="Write a TREC run file."
 )
 @click.option("--snippets", is_flag=True, help="Include passage extraction in the latency.")
+@click.option("--no-expand", is_flag=True, help="Mode query: skip query expansion.")
+@click.option("--no-rerank", is_flag=True, help="Mode query: skip reranking.")
 @click.option("--json", "as_json", is_flag=True, help="Output as JSON.")
 @pass_state
 def bench(
@@ -172,10 +180,14 @@ def bench(
     collections: tuple[str, ...],
     run_out: Path | None,
     snippets: bool,
+    no_expand: bool,
+    no_rerank: bool,
     as_json: bool,
 ) -> None:
     """Measure retrieval quality on BEIR-format queries; a result's corpus id is its file stem."""
-    report = state.engram.bench(queries, qrels, mode, limit, collections, run_out, snippets)
+    report = state.engram.bench(
+        queries, qrels, mode, limit, collections, run_out, snippets, not no_expand, not no_rerank
+    )
     if as_json:
         echo_json(report)
         return

@@ -180,3 +180,63 @@ def vsearch(
         click.echo("no results", err=True)
         return
     click.echo(render_results(results, fmt, color=color_enabled(), line_numbers=line_numbers))
+
+
+@cli.command()
+@click.argument("query", nargs=-1, required=True)
+@search_options
+@click.option("--chunks", is_flag=True, help="Show the best few passages of each document.")
+@click.option("--no-expand", is_flag=True, help="Skip query expansion by the generator model.")
+@click.option("--no-rerank", is_flag=True, help="Skip the reranker (fused order is final).")
+@click.option(
+    "-C",
+    "--candidate-limit",
+    type=click.IntRange(min=1),
+    default=30,
+    show_default=True,
+    help="How many fused candidates the reranker rescores.",
+)
+@click.option("--explain", is_flag=True, help="Show each stage's ranks and scores per result.")
+@pass_state
+def query(
+    state: State,
+    query: tuple[str, ...],
+    limit: int | None,
+    collections: tuple[str, ...],
+    all_results: bool,
+    min_score: float,
+    full: bool,
+    line_numbers: bool,
+    fmt: str,
+    chunks: bool,
+    no_expand: bool,
+    no_rerank: bool,
+    candidate_limit: int,
+    explain: bool,
+) -> None:
+    """Hybrid search, the best ranking: keyword + semantic lists (plus expansions from the
+    generator model) fused by reciprocal rank, then reranked by the reranker model.
+    Works with whatever models are available; filters work as in search."""
+    from engram.cli.formats import render_explain, render_results
+    from engram.cli.main import warn
+
+    run = state.engram.query_run(
+        " ".join(query),
+        n=result_limit(limit, all_results, fmt),
+        collections=collections,
+        min_score=min_score,
+        full=full,
+        chunks=chunks,
+        expand=not no_expand,
+        rerank=not no_rerank,
+        candidate_limit=candidate_limit,
+        explain=explain,
+    )
+    for notice in run.notices:
+        warn(notice)
+    if explain and fmt == "human":
+        click.echo(render_explain(run.stages, run.expansions), err=True)
+    if not run.results and fmt == "human":
+        click.echo("no results", err=True)
+        return
+    click.echo(render_results(run.results, fmt, color=color_enabled(), line_numbers=line_numbers))

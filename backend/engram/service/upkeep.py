@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -14,13 +15,13 @@ from engram.errors import InvalidInputError
 from engram.search import evaluate
 from engram.search.results import SearchResult
 from engram.service.core import Check
-from engram.service.semantic import SemanticMixin
+from engram.service.hybrid import HybridMixin
 from engram.store import admin, vectors
 from engram.store import documents as docs
 from engram.store.db import driver_info
 
 
-class UpkeepMixin(SemanticMixin):
+class UpkeepMixin(HybridMixin):
     """status, cleanup, doctor, bench."""
 
     def status(self) -> dict[str, Any]:
@@ -181,15 +182,19 @@ class UpkeepMixin(SemanticMixin):
         collections: tuple[str, ...] = (),
         run_out: Path | None = None,
         snippets: bool = False,
+        expand: bool = True,
+        rerank: bool = True,
     ) -> dict[str, Any]:
         """Run BEIR-format queries; report nDCG@10, Recall@10/100, MRR@10 and latency.
 
         Latency is of ranking only unless `snippets` (passages cost extra per result).
+        `expand`/`rerank` apply to mode `query`.
         """
-        searchers: dict[str, Callable[..., list[SearchResult]]] = {"search": self.search}
-        for name in ("vsearch", "query"):
-            if hasattr(self, name):
-                searchers[name] = getattr(self, name)
+        searchers: dict[str, Callable[..., list[SearchResult]]] = {
+            "search": self.search,
+            "vsearch": self.vsearch,
+            "query": partial(self.query, expand=expand, rerank=rerank),
+        }
         if mode not in searchers:
             raise InvalidInputError(f"unknown mode {mode!r}; use one of: {', '.join(searchers)}")
         try:
@@ -202,14 +207,15 @@ class UpkeepMixin(SemanticMixin):
         run: dict[str, dict[str, float]] = {}
         latencies = []
         search = searchers[mode]
-        search(todo[0][1], n=n, collections=collections)  # warm caches and models
+        search(_plain(todo[0][1]), n=n, collections=collections)  # warm caches and models
         for qid, text in todo:
             started = time.perf_counter()
             results = search(_plain(text), n=n, collections=collections, with_snippets=snippets)
             latencies.append((time.perf_counter() - started) * 1000)
             scores: dict[str, float] = {}
-            for r in results:
-                scores.setdefault(PurePosixPath(r.path).stem, r.score)
+            for rank, r in enumerate(results):
+                # the order is the ranking; scores can tie after blending
+                scores.setdefault(PurePosixPath(r.path).stem, float(len(results) - rank))
             run[qid] = scores
         if run_out is not None:
             run_out.write_text("\n".join(evaluate.run_lines(run)) + "\n", encoding="utf-8")

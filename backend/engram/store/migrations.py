@@ -138,7 +138,23 @@ def m002_chunks(conn: Any) -> None:
     )
 
 
-MIGRATIONS: list[Callable[[Any], None]] = [m001_documents, m002_chunks]
+def m005_llm_cache(conn: Any) -> None:
+    """Model outputs worth keeping: query expansions and rerank scores, by model + input."""
+    _script(
+        conn,
+        """
+        CREATE TABLE llm_cache (
+            kind TEXT NOT NULL,
+            key TEXT NOT NULL,
+            value TEXT NOT NULL,
+            created_at TEXT NOT NULL DEFAULT (datetime('now')),
+            PRIMARY KEY (kind, key)
+        );
+        """,
+    )
+
+
+MIGRATIONS: list[Callable[[Any], None]] = [m001_documents, m002_chunks, m005_llm_cache]
 
 
 def apply(conn: Any) -> list[str]:

@@ -1,0 +1,102 @@
+"""The math of hybrid retrieval, as pure functions: fusion, bonus, blending, the skip rule.
+
+Reciprocal Rank Fusion (Cormack et al. 2009): a document's score is the sum over ranked lists
+of weight / (k + rank). Lists are not comparable by score (BM25 vs cosine), only by rank, which
+is why RRF works without calibration. A small bonus rewards documents that some list put at the
+very top (RRF alone flattens a confident #1). After reranking, the reranker's score is blended
+with the retrieval score, trusting retrieval more at the top of the list where it is usually
+right, and the reranker more further down where it adds the most.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+RRF_K = 60
+BONUS_FIRST = 0.05
+BONUS_TOP3 = 0.02
+# (last rank of the band, retrieval weight); the reranker gets 1 - weight
+BLEND_BANDS = ((3, 0.75), (10, 0.60))
+BLEND_REST = 0.40
+
+
+@dataclass(frozen=True)
+class RankedList:
+    """One retrieval list: a name for --explain, its weight, doc keys best first, raw scores."""
+
+    name: str
+    weight: float
+    keys: tuple[str, ...]
+    scores: tuple[float, ...] = ()
+
+
+@dataclass(frozen=True)
+class Fused:
+    """A fused document: its RRF sum, bonus, and where each list ranked it (1-based)."""
+
+    key: str
+    rrf: float
+    bonus: float
+    ranks: Mapping[str, int]
+
+    @property
+    def score(self) -> float:
+        """RRF plus bonus: what candidates are ordered by."""
+        return self.rrf + self.bonus
+
+
+def rrf(lists: Sequence[RankedList], k: int = RRF_K) -> list[Fused]:
+    """Fuse ranked lists; best first, ties broken by key for determinism."""
+    sums: dict[str, float] = {}
+    ranks: dict[str, dict[str, int]] = {}
+    for lst in lists:
+        for i, key in enumerate(lst.keys):
+            sums[key] = sums.get(key, 0.0) + lst.weight / (k + i + 1)
+            ranks.setdefault(key, {})[lst.name] = i + 1
+    fused = [Fused(key, sums[key], top_rank_bonus(ranks[key].values()), ranks[key]) for key in sums]
+    fused.sort(key=lambda f: (-f.score, f.key))
+    return fused
+
+
+def top_rank_bonus(ranks: Iterable[int]) -> float:
+    """+0.05 when any list ranked the document first, else +0.02 when any ranked it 2nd-3rd."""
+    best = min(ranks, default=0)
+    if best <= 0:
+        return 0.0
+    if best == 1:
+        return BONUS_FIRST
+    if best <= 3:
+        return BONUS_TOP3
+    return 0.0
+
+
+def max_rrf(lists: Sequence[RankedList], k: int = RRF_K) -> float:
+    """The largest score fusion can give (first in every list, with the bonus)."""
+    return sum(lst.weight / (k + 1) for lst in lists) + BONUS_FIRST
+
+
+def retrieval_weight(rank: int) -> float:
+    """How much the retrieval score counts at a 1-based candidate rank."""
+    for last, weight in BLEND_BANDS:
+        if rank <= last:
+            return weight
+    return BLEND_REST
+
+
+def blend(retrieval: float, rerank: float, rank: int) -> float:
+    """Position-aware blend of a 0..1 retrieval score and a 0..1 reranker score."""
+    w = retrieval_weight(rank)
+    return w * retrieval + (1.0 - w) * rerank
+
+
+def strong_top_hit(scores: Sequence[float], min_top: float, min_ratio: float) -> bool:
+    """True when the best keyword hit is strong and well ahead of the second (skip expansion).
+
+    `scores` are raw BM25 magnitudes (positive, best first): the top must reach `min_top` and
+    beat the runner-up by the factor `min_ratio`.
+    """
+    if not scores or scores[0] < min_top:
+        return False
+    second = scores[1] if len(scores) > 1 else 0.0
+    return scores[0] >= min_ratio * second

@@ -1,0 +1,184 @@
+"""The hybrid pipeline: expand -> BM25 + vector lists -> RRF + bonus -> rerank -> blend.
+
+Models arrive as plain callables (already cached by the caller), so this module only
+orchestrates; the math lives in `fusion`. Every stage records what it did for --explain.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from engram.search import bm25, fusion
+from engram.search import vector as vector_search
+from engram.search.query import ParsedQuery, parse_query
+from engram.search.snippets import body_offset
+from engram.store import vectors
+from engram.store.search import FtsHit, content_text
+
+ORIGINAL_WEIGHT = 2.0
+EXPANSION_WEIGHT = 1.0
+# skip expansion when BM25's best hit is this strong and this far ahead (see docs/benchmarks.md)
+SKIP_MIN_TOP = 18.0
+SKIP_MIN_RATIO = 1.5
+RERANK_TEXT_CHARS = 1500
+
+Embed = Callable[[str], np.ndarray]
+Expand = Callable[[str], list[str]]
+Rerank = Callable[[str, list[str]], list[float]]
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A fused document with everything --explain shows."""
+
+    doc_id: int
+    fused: fusion.Fused
+    rrf_rank: int  # 1-based position after fusion, before reranking
+    retrieval: float  # fused score normalised to 0..1
+    rerank: float | None = None
+    final: float = 0.0
+    bm25: FtsHit | None = None
+    vector: vector_search.VectorHit | None = None
+    list_scores: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The ranked candidates and how each stage went."""
+
+    candidates: list[Candidate]
+    stages: dict[str, str]
+    expansions: tuple[str, ...] = ()
+
+
+def run(
+    conn: Any,
+    q: ParsedQuery,
+    limit: int | None,
+    candidate_limit: int,
+    embed: Embed | None,
+    index: vector_search.VectorIndex | None,
+    expand: Expand | None,
+    rerank: Rerank | None,
+) -> Outcome:
+    """Rank documents for a query with every stage that is available."""
+    depth = max(limit or 0, candidate_limit, 50)
+    stages: dict[str, str] = {}
+    first = bm25.search(conn, q, depth, with_snippets=False)
+    variants = [("original", q, ORIGINAL_WEIGHT)]
+    expansions: tuple[str, ...] = ()
+    raw = [-h.bm25 for h in first]
+    if expand is None:
+        stages["expansion"] = "off (no generator model)"
+    elif fusion.strong_top_hit(raw, SKIP_MIN_TOP, SKIP_MIN_RATIO):
+        stages["expansion"] = "skipped (strong, well-separated keyword hit)"
+    else:
+        expansions = tuple(e for e in expand(q.text) if e.strip())[:2]
+        stages["expansion"] = f"ran ({len(expansions)} expansions)"
+        for i, text in enumerate(expansions, 1):
+            variants.append(
+                (f"exp{i}", replace(parse_query(text), filters=q.filters), EXPANSION_WEIGHT)
+            )
+    lists: list[fusion.RankedList] = []
+    bm25_hits: dict[int, FtsHit] = {}
+    vec_hits: dict[int, vector_search.VectorHit] = {}
+    for name, variant, weight in variants:
+        hits = first if name == "original" else bm25.search(conn, variant, depth, False)
+        for h in hits:
+            bm25_hits.setdefault(h.id, h)
+        lists.append(
+            fusion.RankedList(
+                f"bm25:{name}", weight, tuple(str(h.id) for h in hits), tuple(-h.bm25 for h in hits)
+            )
+        )
+        if embed is not None and index is not None and variant.text.strip():
+            found = vector_search.search(conn, index, embed(variant.text), q.filters, depth)
+            for v in found:
+                vec_hits.setdefault(int(v.doc[0]), v)
+            lists.append(
+                fusion.RankedList(
+                    f"vec:{name}",
+                    weight,
+                    tuple(str(v.doc[0]) for v in found),
+                    tuple(v.score for v in found),
+                )
+            )
+    stages["vector"] = "ran" if embed is not None else "off"
+    fused = fusion.rrf(lists)
+    top = fusion.max_rrf(lists)
+    scores = {lst.name: dict(zip(lst.keys, lst.scores, strict=True)) for lst in lists}
+    candidates = [
+        Candidate(
+            int(f.key),
+            f,
+            rank,
+            min(1.0, f.score / top),
+            final=min(1.0, f.score / top),
+            bm25=bm25_hits.get(int(f.key)),
+            vector=vec_hits.get(int(f.key)),
+            list_scores={n: s[f.key] for n, s in scores.items() if f.key in s},
+        )
+        for rank, f in enumerate(fused, 1)
+    ]
+    if rerank is None:
+        stages["rerank"] = "off (no reranker model)"
+    elif candidates:
+        candidates = _rerank(conn, q, candidates, candidate_limit, rerank)
+        stages["rerank"] = f"ran (top {min(candidate_limit, len(candidates))})"
+    return Outcome(candidates[:limit] if limit else candidates, stages, expansions)
+
+
+def _rerank(
+    conn: Any, q: ParsedQuery, candidates: list[Candidate], candidate_limit: int, rerank: Rerank
+) -> list[Candidate]:
+    head, tail = candidates[:candidate_limit], candidates[candidate_limit:]
+    texts = [passage_for(conn, c, q) for c in head]
+    scores = rerank(q.text, texts)
+    blended = [
+        replace(c, rerank=s, final=fusion.blend(c.retrieval, s, c.rrf_rank))
+        for c, s in zip(head, scores, strict=True)
+    ]
+    blended.sort(key=lambda c: (-c.final, c.fused.key))
+    floor = min((c.final for c in blended), default=0.0)
+    return blended + [replace(c, final=min(c.final, floor)) for c in tail]
+
+
+def passage_for(conn: Any, c: Candidate, q: ParsedQuery) -> str:
+    """The text a reranker judges: the title and the document's best passage."""
+    doc_hash = c.vector.doc[4] if c.vector is not None else c.bm25.hash if c.bm25 else ""
+    title = c.vector.doc[3] if c.vector is not None else c.bm25.title if c.bm25 else ""
+    text = content_text(conn, doc_hash) or ""
+    if c.vector is not None:
+        best = c.vector.chunks[0][0]
+        return f"{title}\n{text[best.start : best.end]}"[:RERANK_TEXT_CHARS]
+    chunks = vectors.chunks_of(conn, doc_hash)
+    if chunks:
+        words = [w.lower() for w in (*q.terms, *q.prefixes, *q.phrases)]
+        best = max(
+            chunks,
+            key=lambda ch: (sum(text[ch.start : ch.end].lower().count(w) for w in words), -ch.seq),
+        )
+        return f"{title}\n{text[best.start : best.end]}"[:RERANK_TEXT_CHARS]
+    body_start = body_offset(text, c.bm25.body_line if c.bm25 else 1)
+    return f"{title}\n{text[body_start:]}"[:RERANK_TEXT_CHARS]
+
+
+def explain(c: Candidate) -> dict[str, Any]:
+    """Per-stage numbers for one result (the --explain output)."""
+    return {
+        "lists": {
+            name: {"rank": c.fused.ranks[name], "score": round(c.list_scores[name], 4)}
+            for name in sorted(c.fused.ranks)
+        },
+        "rrf": round(c.fused.rrf, 6),
+        "bonus": c.fused.bonus,
+        "retrieval": round(c.retrieval, 4),
+        "rerank": None if c.rerank is None else round(c.rerank, 4),
+        "rrfRank": c.rrf_rank,
+        "retrievalWeight": fusion.retrieval_weight(c.rrf_rank) if c.rerank is not None else None,
+        "final": round(c.final, 4),
+    }

@@ -1,0 +1,238 @@
+"""`query`: hybrid retrieval with expansion, fusion, reranking and blending, cached models."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+from engram.errors import InvalidInputError, UnavailableError
+from engram.search.bm25 import match_expression
+from engram.search.query import ParsedQuery
+from engram.search.results import SearchResult
+from engram.service.semantic import SemanticMixin
+from engram.store import llmcache
+from engram.store import search as store_search
+from engram.store.filters import Filters
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from engram.models.protocols import Generator, Reranker
+    from engram.search.hybrid import Candidate
+
+CANDIDATE_LIMIT = 30
+
+
+@dataclass(frozen=True)
+class QueryRun:
+    """Results of a hybrid query, with which stages ran and any notices for the user."""
+
+    results: list[SearchResult]
+    stages: dict[str, str]
+    notices: tuple[str, ...] = ()
+    expansions: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON shape for the HTTP API."""
+        return {
+            "results": [r.to_dict() for r in self.results],
+            "stages": self.stages,
+            "notices": list(self.notices),
+            "expansions": list(self.expansions),
+        }
+
+
+def _key(*parts: str) -> str:
+    return hashlib.sha256("\x00".join(parts).encode("utf-8")).hexdigest()
+
+
+class HybridMixin(SemanticMixin):
+    """query: the best ranking every available model can give."""
+
+    _reranker: Reranker | None = None
+    _generator: Generator | None = None
+
+    def reranker(self) -> Reranker:
+        """The configured reranker, loaded once per process."""
+        if self._reranker is None:
+            from engram.models.llama_rerank import load_reranker
+
+            self._reranker = load_reranker(self.model_path("rerank"), self.settings.n_threads)
+        return self._reranker
+
+    def generator(self) -> Generator:
+        """The configured query-expansion model, loaded once per process."""
+        if self._generator is None:
+            from engram.models.llama_generate import load_generator
+
+            self._generator = load_generator(self.model_path("generate"), self.settings.n_threads)
+        return self._generator
+
+    def query(
+        self,
+        query: str,
+        n: int | None = 10,
+        collections: Iterable[str] = (),
+        min_score: float = 0.0,
+        full: bool = False,
+        filters: Filters | None = None,
+        with_snippets: bool = True,
+        **options: Any,
+    ) -> list[SearchResult]:
+        """Hybrid search results (see `query_run` for stages and notices)."""
+        return self.query_run(
+            query, n, collections, min_score, full, filters, with_snippets, **options
+        ).results
+
+    def query_run(
+        self,
+        query: str,
+        n: int | None = 10,
+        collections: Iterable[str] = (),
+        min_score: float = 0.0,
+        full: bool = False,
+        filters: Filters | None = None,
+        with_snippets: bool = True,
+        chunks: bool = False,
+        expand: bool = True,
+        rerank: bool = True,
+        candidate_limit: int = CANDIDATE_LIMIT,
+        explain: bool = False,
+    ) -> QueryRun:
+        """Expansion + BM25 + vectors, fused by RRF, reranked, blended (each if available)."""
+        from engram.search import hybrid
+
+        q = self.parse(query, collections, filters)
+        if not q.has_terms:
+            raise InvalidInputError("query needs words to search for")
+        notices: list[str] = []
+        embed = self._embed_fn(notices)
+        outcome = hybrid.run(
+            self.db.conn,
+            q,
+            n,
+            max(1, candidate_limit),
+            embed,
+            self._vector_index() if embed else None,
+            self._expand_fn(notices) if expand else None,
+            self._rerank_fn(notices) if rerank else None,
+        )
+        stages = dict(outcome.stages)
+        if not expand:
+            stages["expansion"] = "off (--no-expand)"
+        if not rerank:
+            stages["rerank"] = "off (--no-rerank)"
+        results = self._results(outcome.candidates, q, full, with_snippets, chunks, explain)
+        return QueryRun(
+            [r for r in results if r.score >= min_score], stages, tuple(notices), outcome.expansions
+        )
+
+    def _vector_index(self) -> Any:
+        from engram.search import vector as vector_search
+
+        if self._vindex is None:
+            self._vindex = vector_search.VectorIndex()
+        return self._vindex
+
+    def _embed_fn(self, notices: list[str]) -> Any:
+        try:
+            embedder = self._embedder_for_index()
+        except UnavailableError as exc:
+            notices.append(f"keyword search only: {exc.message}")
+            return None
+        import numpy as np
+
+        def embed(text: str) -> np.ndarray:
+            return np.asarray(embedder.embed_query(text), dtype=np.float32)
+
+        return embed
+
+    def _expand_fn(self, notices: list[str]) -> Any:
+        if self.settings.generate_model is None:
+            return None
+        try:
+            gen = self.generator()
+        except UnavailableError as exc:
+            notices.append(f"no query expansion: {exc.message}")
+            return None
+
+        def expand(text: str) -> list[str]:
+            key = _key(gen.model_id, "expand", text)
+            hit = llmcache.get_many(self.db.conn, "expand", [key])
+            if key in hit:
+                return list(json.loads(hit[key]))
+            out = gen.expand(text, 2)
+            with self.db.write() as conn:
+                llmcache.put_many(conn, "expand", [(key, json.dumps(out))])
+            return out
+
+        return expand
+
+    def _rerank_fn(self, notices: list[str]) -> Any:
+        if self.settings.rerank_model is None:
+            return None
+        try:
+            model = self.reranker()
+        except UnavailableError as exc:
+            notices.append(f"no reranking: {exc.message}")
+            return None
+
+        def rerank(query: str, texts: list[str]) -> list[float]:
+            keys = [_key(model.model_id, query, t) for t in texts]
+            hit = llmcache.get_many(self.db.conn, "rerank", keys)
+            todo = [i for i, k in enumerate(keys) if k not in hit]
+            if todo:
+                fresh = model.score(query, [texts[i] for i in todo])
+                with self.db.write() as conn:
+                    llmcache.put_many(
+                        conn,
+                        "rerank",
+                        [(keys[i], repr(float(s))) for i, s in zip(todo, fresh, strict=True)],
+                    )
+                hit.update({keys[i]: repr(float(s)) for i, s in zip(todo, fresh, strict=True)})
+            return [float(hit[k]) for k in keys]
+
+        return rerank
+
+    def _results(
+        self,
+        candidates: list[Candidate],
+        q: ParsedQuery,
+        full: bool,
+        with_snippets: bool,
+        chunks: bool,
+        explain: bool,
+    ) -> list[SearchResult]:
+        from engram.search import hybrid
+
+        conn = self.db.conn
+        keyword_first = [
+            c
+            for c in candidates
+            if c.bm25 is not None
+            and (
+                c.vector is None
+                or c.fused.ranks.get("bm25:original", 10**6)
+                <= c.fused.ranks.get("vec:original", 10**6)
+            )
+        ]
+        marked: dict[int, str] = {}
+        match = match_expression(q)
+        if with_snippets and keyword_first and match:
+            marked = store_search.snippets(conn, match, [c.doc_id for c in keyword_first])
+        by_keyword = {c.doc_id for c in keyword_first}
+        out = []
+        for c in candidates:
+            if c.doc_id in by_keyword and c.bm25 is not None:
+                hit = replace(c.bm25, snippet=marked.get(c.doc_id, ""))
+                result = self.result_from_hit(conn, hit, q, c.final, full, with_snippets)
+            else:
+                assert c.vector is not None
+                result = self.result_from_vector_hit(conn, c.vector, q, full, with_snippets, chunks)
+            out.append(
+                replace(result, score=c.final, explain=hybrid.explain(c) if explain else None)
+            )
+        return out

@@ -1,0 +1,96 @@
+"""`query` through the facade: every stage with real llama.cpp models (tiny generated GGUFs
+for the reranker and generator, a fake embedder), caching, graceful degradation."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from engram import config
+from engram.models.fake import FakeEmbedder
+from engram.service import Engram
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "fixtures" / "vaults" / "example"
+
+
+@pytest.fixture
+def hybrid(xdg: dict[str, str], tiny, monkeypatch: pytest.MonkeyPatch) -> Engram:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("ENGRAM_RERANK_MODEL", str(tiny.rerank))
+    monkeypatch.setenv("ENGRAM_GENERATE_MODEL", str(tiny.chat))
+    e = Engram(config.resolve(os.environ), embedder=FakeEmbedder(dim=256, max_tokens=64))
+    e.collection_add(str(EXAMPLE), "example")
+    e.update()
+    e.embed()
+    return e
+
+
+def test_every_stage_runs_and_is_explained(hybrid: Engram) -> None:
+    run = hybrid.query_run("pausing churn pilot", n=5, explain=True)
+    assert run.stages["vector"] == "ran"
+    assert run.stages["rerank"].startswith("ran")
+    assert run.stages["expansion"].startswith(("ran", "skipped"))
+    assert run.results and run.notices == ()
+    top = run.results[0]
+    e = top.explain
+    assert e is not None and e["rerank"] is not None and 0 <= e["final"] <= 1
+    assert any(name.startswith("bm25:") for name in e["lists"])
+    assert round(top.score, 4) == e["final"]
+    scores = [r.score for r in run.results]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_repeated_query_costs_no_model_calls(
+    hybrid: Engram, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    hybrid.query("roasters volume commitment", n=5)
+    rerank_calls: list[int] = []
+    expand_calls: list[str] = []
+    reranker, generator = hybrid.reranker(), hybrid.generator()
+    real_score, real_expand = reranker.score, generator.expand
+    monkeypatch.setattr(
+        reranker, "score", lambda q, docs: rerank_calls.append(len(docs)) or real_score(q, docs)
+    )
+    monkeypatch.setattr(
+        generator, "expand", lambda q, n=2: expand_calls.append(q) or real_expand(q, n)
+    )
+    again = hybrid.query("roasters volume commitment", n=5)
+    assert rerank_calls == [] and expand_calls == []
+    assert again
+
+
+def test_switches_turn_stages_off(hybrid: Engram) -> None:
+    run = hybrid.query_run("pricing tiers", expand=False, rerank=False, explain=True)
+    assert run.stages["expansion"] == "off (--no-expand)"
+    assert run.stages["rerank"] == "off (--no-rerank)"
+    assert all(r.explain and r.explain["rerank"] is None for r in run.results)
+
+
+def test_filters_apply_inside_every_list(hybrid: Engram) -> None:
+    got = hybrid.query("coffee design growth tag:person", n=10)
+    assert {r.path for r in got} == {"People/Ana Ruiz.md", "People/Kenji Sato.md"}
+
+
+def test_candidate_limit_bounds_reranking(hybrid: Engram) -> None:
+    run = hybrid.query_run("coffee", n=10, candidate_limit=3, explain=True)
+    reranked = [r for r in run.results if r.explain and r.explain["rerank"] is not None]
+    assert len(reranked) == 3
+    assert run.stages["rerank"] == "ran (top 3)"
+
+
+def test_degrades_to_keyword_search_without_models(
+    xdg: dict[str, str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("ENGRAM_EMBED_MODEL", str(tmp_path / "missing.gguf"))
+    e = Engram(config.resolve(os.environ))
+    e.collection_add(str(EXAMPLE), "example")
+    e.update()
+    run = e.query_run("pricing decision", explain=True)
+    assert run.stages == {
+        "expansion": "off (no generator model)",
+        "vector": "off",
+        "rerank": "off (no reranker model)",
+    }
+    assert len(run.notices) == 1 and "keyword search only" in run.notices[0]
+    assert [r.path for r in run.results] == [r.path for r in e.search("pricing decision")]
