@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from engram import config
 from engram.service import Engram
 
@@ -118,9 +119,9 @@ class TinyModels:
 @pytest.fixture(scope="session")
 def tiny(tmp_path_factory: pytest.TempPathFactory) -> TinyModels:
     """All tiny models, generated into a session temp folder."""
-    from engram.models.convert import convert_bert
     from safetensors.numpy import load_file
 
+    from engram.models.convert import convert_bert
     from tests.fixtures.tiny_gguf import tiny_bert_dir, write_tiny_llama
 
     root = tmp_path_factory.mktemp("tiny-models")

@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from engram.service import Engram
 from engram.store import admin
 

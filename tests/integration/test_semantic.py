@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
+
 from engram import config
 from engram.errors import UnavailableError
 from engram.models.fake import FakeEmbedder

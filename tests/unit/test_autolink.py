@@ -5,9 +5,10 @@ from __future__ import annotations
 import re
 
 import pytest
-from engram.graph.autolink import AutoLinker, Mention
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from engram.graph.autolink import AutoLinker, Mention
 
 NOTES = [
     ("People/Ada Lovelace", ["Ada", "Countess of Lovelace"]),

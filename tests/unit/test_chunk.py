@@ -6,10 +6,11 @@ import itertools
 import re
 
 import pytest
-from engram.index.chunk import Chunk, chunk_note
-from engram.vault.parse import parse_note
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from engram.index.chunk import Chunk, chunk_note
+from engram.vault.parse import parse_note
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 

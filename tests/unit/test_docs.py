@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import click
+
 from engram.cli import commands  # noqa: F401  (registers commands)
 from engram.cli.main import cli
 

@@ -6,6 +6,7 @@ import math
 from pathlib import Path
 
 import pytest
+
 from engram.search.evaluate import (
     evaluate,
     load_qrels,

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from engram.vault.parse import Link, parse_note, split_frontmatter
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from engram.vault.parse import Link, parse_note, split_frontmatter
 
 
 def links(text: str) -> list[tuple[str, str, str | None, str | None, str | None, bool]]:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from engram.search.bm25 import match_expression
 from engram.search.query import QueryError, parse_query
 from engram.store import migrations
 from engram.store.db import sqlite_module
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 
 @pytest.mark.parametrize(

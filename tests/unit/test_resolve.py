@@ -6,6 +6,9 @@ import unicodedata
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
 from engram.vault.parse import parse_note
 from engram.vault.resolve import (
     LinkIndex,
@@ -16,8 +19,6 @@ from engram.vault.resolve import (
     resolve,
 )
 from engram.vault.scan import scan
-from hypothesis import given
-from hypothesis import strategies as st
 
 
 def vault_index(files: dict[str, str]) -> LinkIndex:

@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
+
 from engram.vault.scan import is_ignored, matches, scan
 
 

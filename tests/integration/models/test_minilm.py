@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from engram.index.chunk import chunk_note
 from engram.models import sources
 from engram.models.llama import LlamaEmbedder, load_embedder

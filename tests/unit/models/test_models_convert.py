@@ -8,10 +8,10 @@ from pathlib import Path
 import gguf
 import numpy as np
 import pytest
+
 from engram.models.convert import convert_bert
 from engram.models.ggufinfo import prompts_for, read_header, read_info
 from engram.models.protocols import ModelError
-
 from tests.fixtures.tiny_gguf import bert_vocab, tiny_bert_dir
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from engram.models import Embedder
 from engram.models.expand import chat_messages, completion_prompt, parse_expansions
 from engram.models.fake import FakeEmbedder

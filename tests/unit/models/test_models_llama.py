@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from engram.models import Embedder, Generator, Reranker
 from engram.models.llama import LlamaEmbedder, load_embedder, system_info
 from engram.models.llama_generate import LlamaGenerator, load_generator
@@ -18,7 +19,6 @@ from engram.models.llama_rerank import (
     to_probability,
 )
 from engram.models.protocols import ModelError
-
 from tests.fixtures.tiny_gguf import cross_encoder_score, mean_embedding
 
 TEXTS = [

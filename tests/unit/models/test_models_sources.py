@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from engram.models import sources
 from engram.models.protocols import ModelError
 from engram.models.sources import ModelSpec, parse_spec
