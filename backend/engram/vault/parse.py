@@ -34,6 +34,7 @@ _MD = (
 
 _FM_OPEN = re.compile(r"\A---[ \t]*\r?\n")
 _FM_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.MULTILINE)
+_NEWLINE = re.compile("\n")
 _CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.DOTALL)
 _WIKILINK = re.compile(r"\[\[([^\[\]\n]+?)\]\]")
 _MDLINK = re.compile(r"\[([^\[\]\n]*)\]\(\s*(<[^<>\n]+>|[^()\s]+)(?:\s+\"[^\"\n]*\")?\s*\)")
@@ -241,7 +242,7 @@ def _scan_inline(
         if "\n" not in content:
             return line0
         if newlines is None:
-            newlines = [i for i, ch in enumerate(content) if ch == "\n"]
+            newlines = [m.start() for m in _NEWLINE.finditer(content)]
         return line0 + bisect_left(newlines, pos)
 
     def embed_at(pos: int) -> bool:
