@@ -1,0 +1,68 @@
+"""Finding a note from what a person types: a path, a file name, a title or an alias.
+
+Exact answers win (a path, or a name that resolves as a link would); an alias or a title
+that belongs to exactly one note is taken as well, and so is a part of a name, title, alias
+or path that only one note has. Anything else is an error listing the notes meant most
+likely: all of them when several match, else the closest spellings ("did you mean", by
+rapidfuzz through `vault.resolve.candidates`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from engram.errors import NotFoundError
+from engram.graph.results import NoteRef
+from engram.vault.resolve import LinkIndex, NoteInfo, candidates, resolve
+
+EXACT = 0.95  # candidates() scores exact names, aliases and titles at or above this
+SUGGESTIONS = 5
+
+
+class NoteFinder:
+    """The notes of one collection, looked up by path, name, title or alias."""
+
+    def __init__(self, rows: Iterable[tuple[int, str, str, list[str]]]) -> None:
+        self.refs: dict[str, NoteRef] = {}
+        infos = []
+        for doc_id, path, title, aliases in rows:
+            self.refs[path] = NoteRef(path, title, doc_id)
+            infos.append((path, NoteInfo(aliases=tuple(aliases), title=title)))
+        self.index = LinkIndex.build(self.refs, infos)
+        self._lower = {p.lower(): p for p in self.refs}
+
+    def find(self, query: str) -> NoteRef:
+        """The note `query` names, or NotFoundError with suggestions (ambiguous or unknown)."""
+        text = query.strip().strip("/")
+        if not text:
+            raise NotFoundError("no note given")
+        for spelling in (text, text + ".md"):
+            exact = self._lower.get(spelling.lower())
+            if exact is not None:
+                return self.refs[exact]
+        hit = resolve(text, "", self.index, aliases=True)
+        if hit.path is not None and hit.path in self.refs:
+            if hit.alternatives == 0 or hit.rule == "exact":
+                return self.refs[hit.path]
+            return self._ambiguous(text)
+        found = candidates(text, self.index, limit=SUGGESTIONS * 2)
+        sure = {c.path for c in found if c.score >= EXACT}
+        if len(sure) > 1:
+            return self._ambiguous(text)
+        partial = {c.path for c in found if c.via != "fuzzy"}  # prefix or substring
+        if len(sure) == 1 or len(partial) == 1:
+            return self.refs[(sure or partial).pop()]
+        listed = [c.path for c in found][:SUGGESTIONS]
+        if len(partial) > 1:
+            raise NotFoundError(f"several notes match {text!r}; give more of the path", listed)
+        raise NotFoundError(f"no note matches {text!r}", listed)
+
+    def alias_holder(self, target: str) -> str | None:
+        """The note that has `target` as an alias (when exactly one does)."""
+        hit = resolve(target, "", self.index, aliases=True)
+        return hit.path if hit.rule == "alias" and hit.alternatives == 0 else None
+
+    def _ambiguous(self, text: str) -> NoteRef:
+        options = [c.path for c in candidates(text, self.index, limit=SUGGESTIONS * 2)]
+        sure = [p for p in options if p in self.refs][:SUGGESTIONS]
+        raise NotFoundError(f"several notes match {text!r}; give a path", sure)
