@@ -100,8 +100,8 @@ def test_betweenness_finds_the_bridge() -> None:
 def test_betweenness_samples_large_graphs_with_a_fixed_seed(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(model, "EXACT_BETWEENNESS_UP_TO", 5)
-    monkeypatch.setattr(model, "BETWEENNESS_SAMPLES", 4)
+    monkeypatch.setattr(model, "BETWEENNESS_BUDGET", 40)  # 7 nodes + 9 edges: 2 sources
+    monkeypatch.setattr(model, "MIN_SAMPLES", 4)
     first, method = graph(BRIDGED).betweenness()
     again, _ = graph(BRIDGED).betweenness()
     assert method == "betweenness estimated from 4 sampled notes"

@@ -18,8 +18,10 @@ from typing import Any
 import networkx as nx
 
 SEED = 42
-EXACT_BETWEENNESS_UP_TO = 1_000  # nodes; larger graphs sample BETWEENNESS_SAMPLES sources
-BETWEENNESS_SAMPLES = 100
+# Betweenness costs one breadth-first search per source note, each visiting every node and
+# edge. Past this many visits in all, sources are sampled (fixed seed) to stay within it.
+BETWEENNESS_BUDGET = 1_500_000
+MIN_SAMPLES = 20
 PAGERANK_ALPHA = 0.85
 
 
@@ -146,8 +148,9 @@ class VaultGraph:
     def betweenness(self, nodes: Iterable[int] | None = None) -> tuple[dict[int, float], str]:
         """Betweenness centrality (link direction ignored) and how it was computed.
 
-        Exact up to EXACT_BETWEENNESS_UP_TO nodes; above, estimated from BETWEENNESS_SAMPLES
-        source notes drawn with a fixed seed. `nodes` restricts it to their subgraph.
+        Exact while one search per note fits BETWEENNESS_BUDGET; above, estimated from as many
+        source notes as fit (at least MIN_SAMPLES) drawn with a fixed seed. `nodes`
+        restricts it to their subgraph.
         """
         if nodes is not None:
             return _betweenness(self.undirected().subgraph(list(nodes)))
@@ -188,7 +191,8 @@ def _bfs(step: Any, start: int, depth: int) -> dict[int, int]:
 
 def _betweenness(graph: Any) -> tuple[dict[int, float], str]:
     n = graph.number_of_nodes()
-    if n <= EXACT_BETWEENNESS_UP_TO:
+    samples = max(MIN_SAMPLES, BETWEENNESS_BUDGET // max(n + graph.number_of_edges(), 1))
+    if samples >= n:
         return dict(nx.betweenness_centrality(graph)), "exact betweenness"
-    scores = nx.betweenness_centrality(graph, k=BETWEENNESS_SAMPLES, seed=SEED)
-    return dict(scores), f"betweenness estimated from {BETWEENNESS_SAMPLES} sampled notes"
+    scores = nx.betweenness_centrality(graph, k=samples, seed=SEED)
+    return dict(scores), f"betweenness estimated from {samples} sampled notes"

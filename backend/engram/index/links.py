@@ -14,6 +14,7 @@ by a scan on a full update and by the given paths on a watcher update.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -24,7 +25,7 @@ from engram.store import documents as docs
 from engram.store import links as store
 from engram.store.db import Database
 from engram.vault.resolve import LinkIndex, NoteInfo, link_key, resolve
-from engram.vault.scan import hidden_or_ignored_dir, scan
+from engram.vault.scan import hidden_or_ignored_dir
 
 GENERATION_KEY = "graph_generation"
 ALL_FILES_OVER = 2_000  # past this many keys, load the whole file list instead of by key
@@ -113,12 +114,11 @@ def _sync_files(conn: Any, scope: Scope) -> tuple[int, int, set[str]]:
     added: list[str] = []
     removed: list[str] = []
     if scope.only_paths is None:
-        on_disk = {f.rel for f in scan(scope.root, "**")}
+        on_disk = vault_files(scope.root)
         stored = store.file_paths(conn, name)
         added = sorted(on_disk - stored)
         removed = sorted(stored - on_disk)
-        for path in added:
-            store.add_file(conn, name, path, link_key(path))
+        store.add_files(conn, name, ((path, link_key(path)) for path in added))
         for path in removed:
             store.remove_file(conn, name, path)
     else:
@@ -134,6 +134,37 @@ def _sync_files(conn: Any, scope: Scope) -> tuple[int, int, set[str]]:
     return len(added), len(removed), {link_key(p) for p in (*added, *removed)}
 
 
+def vault_files(root: Path) -> set[str]:
+    """Every file under `root` Obsidian would see: dot-folders, dot-files and tool folders
+    are skipped (as the scanner does); symlinked folders are followed once."""
+    found: set[str] = set()
+    seen: set[tuple[int, int]] = set()
+
+    def walk(folder: str, prefix: str) -> None:
+        try:
+            st = os.stat(folder)
+            if (st.st_dev, st.st_ino) in seen:
+                return
+            seen.add((st.st_dev, st.st_ino))
+            entries = list(os.scandir(folder))
+        except OSError:
+            return
+        for entry in entries:
+            if entry.name.startswith("."):
+                continue
+            try:
+                if entry.is_dir():
+                    if not hidden_or_ignored_dir(entry.name):
+                        walk(entry.path, prefix + entry.name + "/")
+                elif entry.is_file():
+                    found.add(prefix + entry.name)
+            except OSError:
+                continue
+
+    walk(str(root), "")
+    return found
+
+
 def _is_vault_file(root: Path, rel: str) -> bool:
     parts = rel.split("/")
     if any(hidden_or_ignored_dir(p) for p in parts[:-1]) or parts[-1].startswith("."):
@@ -145,7 +176,8 @@ def _resolve(conn: Any, collection: str, links: list[store.StoredLink]) -> int:
     """Resolve `links` against the collection's files; store the ones that changed."""
     if not links:
         return 0
-    keys = {link_key(lk.target) for lk in links}
+    link_keys = [link_key(lk.target) for lk in links]
+    keys = set(link_keys)
     files = (
         store.file_paths(conn, collection)
         if len(keys) > ALL_FILES_OVER
@@ -164,7 +196,7 @@ def _resolve(conn: Any, collection: str, links: list[store.StoredLink]) -> int:
     doc_ids = store.doc_ids_by_path(conn, collection, {p for p in paths if p})
     _add_note_info(conn, index, {p: doc_ids[p] for p in subpath_targets if p in doc_ids})
     rows = []
-    for path, lk in zip(paths, links, strict=True):  # subpaths checked in indexed notes only
+    for path, lk, key in zip(paths, links, link_keys, strict=True):  # subpaths: notes only
         heading_ok = block_ok = None
         if path in doc_ids and (lk.heading or lk.block):
             res = resolve(
@@ -176,7 +208,7 @@ def _resolve(conn: Any, collection: str, links: list[store.StoredLink]) -> int:
                 markdown=lk.kind == "markdown",
             )
             heading_ok, block_ok = _flag(res.heading_found), _flag(res.block_found)
-        row = (link_key(lk.target), path, doc_ids.get(path) if path else None, heading_ok, block_ok)
+        row = (key, path, doc_ids.get(path) if path else None, heading_ok, block_ok)
         if row != (lk.key, lk.resolved_path, lk.resolved_doc_id, lk.heading_ok, lk.block_ok):
             rows.append((*row, lk.id))
     store.set_resolutions(conn, rows)

@@ -33,7 +33,8 @@ class StoredLink:
 _LINK = (
     "SELECT l.id, l.doc_id, d.path, l.kind, l.target, l.heading, l.block, l.key,"
     " l.resolved_path, l.resolved_doc_id, l.heading_ok, l.block_ok"
-    " FROM links l JOIN documents d ON d.id = l.doc_id WHERE d.collection = ? AND "
+    # CROSS JOIN keeps links as the outer loop, so the link condition's index drives it
+    " FROM links l CROSS JOIN documents d ON d.id = l.doc_id WHERE d.collection = ? AND "
 )
 
 
@@ -64,6 +65,14 @@ def add_file(conn: Any, collection: str, path: str, key: str) -> bool:
         (collection, path, key),
     )
     return bool(cur.rowcount)
+
+
+def add_files(conn: Any, collection: str, rows: Iterable[tuple[str, str]]) -> None:
+    """Record many (path, key) files at once (a folder scan's new files)."""
+    conn.executemany(
+        "INSERT OR IGNORE INTO vault_files (collection, path, key) VALUES (?, ?, ?)",
+        ((collection, path, key) for path, key in rows),
+    )
 
 
 def remove_file(conn: Any, collection: str, path: str) -> bool:
@@ -111,23 +120,24 @@ def links_to_resolve(
 ) -> list[StoredLink]:
     """Links of a collection that need (re-)resolving: never resolved, written in `doc_ids`,
     pointing at `target_ids`, or whose key is in `keys`; each once."""
-    found: dict[int, StoredLink] = {}
-    queries: list[tuple[str, tuple[str, ...]]] = [(_LINK + "l.key IS NULL", (collection,))]
-    for column, values in (("l.doc_id", doc_ids), ("l.resolved_doc_id", target_ids)):
+    found = {r[0]: StoredLink(*r) for r in conn.execute(_LINK + "l.key IS NULL", (collection,))}
+    wanted: set[int] = set()
+    for column, values in (("doc_id", doc_ids), ("resolved_doc_id", target_ids), ("key", keys)):
         listed = _array(values)
         if listed != "[]":
-            queries.append(
-                (_LINK + f"{column} IN (SELECT value FROM json_each(?))", (collection, listed))
+            wanted.update(
+                r[0]
+                for r in conn.execute(
+                    f"SELECT id FROM links WHERE {column} IN (SELECT value FROM json_each(?))",
+                    (listed,),
+                )
             )
-    listed_keys = _array(keys)
-    if listed_keys != "[]":
-        queries.append(
-            (_LINK + "l.key IN (SELECT value FROM json_each(?))", (collection, listed_keys))
+    missing = _array(sorted(wanted - found.keys()))
+    if missing != "[]":
+        rows = conn.execute(
+            _LINK + "l.id IN (SELECT value FROM json_each(?))", (collection, missing)
         )
-    for sql, params in queries:
-        for r in conn.execute(sql, params):
-            if r[0] not in found:
-                found[r[0]] = StoredLink(*r)
+        found.update((r[0], StoredLink(*r)) for r in rows)
     return [found[i] for i in sorted(found)]
 
 
