@@ -122,3 +122,20 @@ def test_removed_collection_forgets_its_files(vault: tuple[Engram, Path], tmp_pa
     rows = e.db.conn.execute("SELECT DISTINCT collection FROM vault_files").fetchall()
     assert [r[0] for r in rows] == ["w"]
     assert targets(e, "N") == ["M.md"]
+
+
+def test_a_watcher_update_on_a_renamed_collection_lists_the_whole_folder(
+    vault: tuple[Engram, Path],
+) -> None:
+    e, root = vault
+    e.collection_rename("v", "renamed")
+    write_tree(root, {"B.md": "[[Topic]]\n"})
+    e.update(only_paths={"renamed": {"B.md"}})
+    assert targets(e, "B") == ["c/Topic.md"]  # c/Topic.md was not among the paths given
+    assert [b.path for b in e.backlinks("B").links] == ["A.md", "A.md"]
+
+
+def test_undecodable_file_names_are_skipped(tmp_path: Path) -> None:
+    root = write_tree(tmp_path / "odd", {"ok.png": b"x", "sub/a.md": "# a\n"})
+    (root / b"bad\xff.png".decode("utf-8", "surrogateescape")).write_bytes(b"x")
+    assert resolution.vault_files(root) == {"ok.png", "sub/a.md"}

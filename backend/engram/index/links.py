@@ -113,7 +113,7 @@ def _sync_files(conn: Any, scope: Scope) -> tuple[int, int, set[str]]:
     name = scope.collection
     added: list[str] = []
     removed: list[str] = []
-    if scope.only_paths is None:
+    if scope.only_paths is None or not store.has_files(conn, name):  # first time: walk it all
         on_disk = vault_files(scope.root)
         stored = store.file_paths(conn, name)
         added = sorted(on_disk - stored)
@@ -156,13 +156,22 @@ def vault_files(root: Path) -> set[str]:
                 if entry.is_dir():
                     if not hidden_or_ignored_dir(entry.name):
                         walk(entry.path, prefix + entry.name + "/")
-                elif entry.is_file():
+                elif entry.is_file() and _storable(entry.name):
                     found.add(prefix + entry.name)
             except OSError:
                 continue
 
     walk(str(root), "")
     return found
+
+
+def _storable(name: str) -> bool:
+    """False for a file name that is not valid UTF-8 (SQLite text cannot hold it)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _is_vault_file(root: Path, rel: str) -> bool:

@@ -48,6 +48,12 @@ def file_paths(conn: Any, collection: str) -> set[str]:
     return {r[0] for r in rows}
 
 
+def has_files(conn: Any, collection: str) -> bool:
+    """Has the collection's folder been listed yet?"""
+    row = conn.execute("SELECT 1 FROM vault_files WHERE collection = ? LIMIT 1", (collection,))
+    return row.fetchone() is not None
+
+
 def files_with_keys(conn: Any, collection: str, keys: Iterable[str]) -> list[str]:
     """Files of a collection whose lookup key is one of `keys`."""
     rows = conn.execute(
