@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -40,11 +40,26 @@ THEME_NOTES = 5
 THEME_TAGS = 5
 
 
-@dataclass(frozen=True)
 class _Vault:
-    key: tuple[int, int]
-    graph: VaultGraph
-    finder: NoteFinder
+    """A collection's note finder, and its graph, built on first use (backlinks, links and
+    unresolved links need only the finder)."""
+
+    def __init__(
+        self, key: tuple[int, int], finder: NoteFinder, load: Callable[[], VaultGraph]
+    ) -> None:
+        self.key = key
+        self.finder = finder
+        self._load = load
+        self._graph: VaultGraph | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def graph(self) -> VaultGraph:
+        """The networkx graph of the collection."""
+        with self._lock:
+            if self._graph is None:
+                self._graph = self._load()
+            return self._graph
 
 
 class GraphMixin(RetrievalMixin):
@@ -236,13 +251,16 @@ class GraphMixin(RetrievalMixin):
         key = (resolution.generation(conn), store.note_count(conn, name))
         cache: dict[str, _Vault] = self.__dict__.setdefault("_graph_cache", {})
         lock: threading.Lock = self.__dict__.setdefault("_graph_lock", threading.Lock())
+
+        def load() -> VaultGraph:
+            with self.db.read() as snapshot:
+                return VaultGraph(store.notes(snapshot, name), store.edges(snapshot, name))
+
         with lock:
             vault = cache.get(name)
             if vault is None or vault.key != key:
-                with self.db.read() as snapshot:
-                    graph = VaultGraph(store.notes(snapshot, name), store.edges(snapshot, name))
-                    finder = NoteFinder(store.lookup_rows(snapshot, name))
-                vault = cache[name] = _Vault(key, graph, finder)
+                finder = NoteFinder(store.lookup_rows(conn, name))
+                vault = cache[name] = _Vault(key, finder, load)
         return name, vault
 
 
