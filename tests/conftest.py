@@ -51,6 +51,15 @@ def write_tree(root: Path, files: dict[str, str | bytes]) -> Path:
     return root
 
 
+@pytest.fixture(scope="session")
+def minilm() -> Path:
+    """The real default embedding model's GGUF, pulled and verified once into the user's cache
+    ($XDG_CACHE_HOME/engram/models, as engram itself does), then reused."""
+    from engram.models import sources
+
+    return sources.pull("default", config.xdg_dir(os.environ, "XDG_CACHE_HOME", ".cache"))
+
+
 @pytest.fixture
 def xdg(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     """XDG data/config/cache dirs inside tmp_path, for this process and subprocesses."""

@@ -19,6 +19,8 @@ from engram.errors import EngramError
 DEFAULT_INDEX = "index"
 DEFAULT_PATTERN = "**/*.md"
 DEFAULT_MAX_FILE_BYTES = 5_000_000
+DEFAULT_EMBED_MODEL = "default"
+MODEL_ROLES = ("embed", "rerank", "generate")
 
 
 class ConfigError(EngramError):
@@ -50,6 +52,10 @@ class Settings:
     collections: tuple[Collection, ...] = ()
     global_context: str = ""
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
+    embed_model: str | None = DEFAULT_EMBED_MODEL
+    rerank_model: str | None = None
+    generate_model: str | None = None
+    n_threads: int = 2
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
@@ -88,6 +94,15 @@ def resolve(
         settings = replace(
             settings, max_file_bytes=_positive_int(max_bytes, "ENGRAM_MAX_FILE_BYTES")
         )
+    if "ENGRAM_EMBED_MODEL" in env:
+        settings = replace(settings, embed_model=_model_spec(env["ENGRAM_EMBED_MODEL"]))
+    if "ENGRAM_RERANK_MODEL" in env:
+        settings = replace(settings, rerank_model=_model_spec(env["ENGRAM_RERANK_MODEL"]))
+    if "ENGRAM_GENERATE_MODEL" in env:
+        settings = replace(settings, generate_model=_model_spec(env["ENGRAM_GENERATE_MODEL"]))
+    if env.get("ENGRAM_THREADS"):
+        threads = _positive_int(env["ENGRAM_THREADS"], "ENGRAM_THREADS")
+        settings = replace(settings, n_threads=threads)
     return replace(
         settings,
         index_name=index_name,
@@ -105,6 +120,12 @@ def from_raw(raw: Mapping[str, Any]) -> Settings:
         raise ConfigError("'collections' must be a mapping of name -> {path, pattern, ...}")
     collections = tuple(_collection(str(name), spec) for name, spec in cols_raw.items())
     max_bytes = raw.get("max_file_bytes", DEFAULT_MAX_FILE_BYTES)
+    models = raw.get("models") or {}
+    if not isinstance(models, Mapping):
+        raise ConfigError("'models' must be a mapping: {embed, rerank, generate, n_threads}")
+    unknown = set(models) - {*MODEL_ROLES, "n_threads"}
+    if unknown:
+        raise ConfigError(f"unknown key(s) under 'models': {', '.join(sorted(unknown))}")
     return Settings(
         index_name=DEFAULT_INDEX,
         data_dir=Path(),
@@ -114,6 +135,10 @@ def from_raw(raw: Mapping[str, Any]) -> Settings:
         collections=collections,
         global_context=str(raw.get("global_context") or ""),
         max_file_bytes=_positive_int(max_bytes, "max_file_bytes"),
+        embed_model=_model_spec(models.get("embed", DEFAULT_EMBED_MODEL)),
+        rerank_model=_model_spec(models.get("rerank")),
+        generate_model=_model_spec(models.get("generate")),
+        n_threads=_positive_int(models.get("n_threads", default_threads()), "models.n_threads"),
         raw=dict(raw),
     )
 
@@ -136,6 +161,19 @@ def _collection(name: str, spec: Any) -> Collection:
         ignore=tuple(str(g) for g in ignore),
         contexts=tuple(sorted((normalize_prefix(k), str(v)) for k, v in contexts.items())),
     )
+
+
+def _model_spec(value: Any) -> str | None:
+    """A model spec, or None for "no model" (null, "", none, off)."""
+    if value is None:
+        return None
+    text = str(value).strip()
+    return None if text.lower() in ("", "none", "off", "null") else text
+
+
+def default_threads() -> int:
+    """llama.cpp threads: the CPU count, at most 8 (more rarely helps small models)."""
+    return max(1, min(os.cpu_count() or 2, 8))
 
 
 def normalize_prefix(prefix: str) -> str:

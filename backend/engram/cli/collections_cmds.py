@@ -159,15 +159,24 @@ def context_rm(state: State, target: str) -> None:
 @click.option(
     "-c", "--collection", "collections", multiple=True, help="Only this collection (repeatable)."
 )
+@click.option("--embed", "and_embed", is_flag=True, help="Then embed what changed (engram embed).")
 @click.option("--json", "as_json", is_flag=True, help="Output the report as JSON.")
 @pass_state
-def update(state: State, collections: tuple[str, ...], as_json: bool) -> None:
+def update(state: State, collections: tuple[str, ...], and_embed: bool, as_json: bool) -> None:
     """Index new and changed notes, drop deleted ones (incremental)."""
+    from engram.cli.semantic_cmds import report_dict, run_embed
+
     report = _run_update(state, list(collections), quiet=as_json)
-    if as_json:
-        echo_json(_report_dict(report))
-    else:
+    out = _report_dict(report)
+    if not as_json:
         click.echo(report.summary())
+    if and_embed:
+        embedded = run_embed(state, collections, False, quiet=as_json)
+        out["embed"] = report_dict(embedded)
+        if not as_json:
+            click.echo(embedded.summary())
+    if as_json:
+        echo_json(out)
 
 
 def _run_update(state: State, collections: list[str], quiet: bool) -> Any:

@@ -84,27 +84,32 @@ def _shift(marks: tuple[tuple[int, int], ...], display: str) -> tuple[tuple[int,
 
 def around(text: str, body_line: int, needles: list[str], width: int = 160) -> Snippet:
     """A window of the body around the first occurrence of any needle (case-insensitive)."""
-    start = body_offset(text, body_line)
-    lowered = text.lower()
-    hits = [(lowered.find(n.lower(), start), n) for n in needles if n]
-    hits = [(pos, n) for pos, n in hits if pos >= 0]
-    if not hits:
-        return first_lines(text, body_line, width)
-    pos, _ = min(hits)
-    lo = max(start, pos - width // 3)
-    hi = min(len(text), lo + width)
+    return in_span(text, body_offset(text, body_line), len(text), needles, width)
+
+
+def in_span(text: str, start: int, end: int, needles: list[str], width: int = 160) -> Snippet:
+    """A window of text[start:end] around the first needle found (else its beginning)."""
+    lowered = text[:end].lower()
+    hits = [lowered.find(n.lower(), start) for n in needles if n]
+    pos = min((h for h in hits if h >= 0), default=-1)
+    if pos < 0:
+        stripped = len(text[start:end]) - len(text[start:end].lstrip())
+        pos, lo = start + stripped, start + stripped
+    else:
+        lo = max(start, pos - width // 3)
+    hi = min(end, lo + width)
     window = text[lo:hi]
-    pattern = re.compile(
-        "|".join(re.escape(n) for n in sorted(needles, key=len, reverse=True) if n), re.IGNORECASE
-    )
     segments: list[tuple[str, bool]] = [(ELLIPSIS, False)] if lo > start else []
+    words = sorted((n for n in needles if n), key=len, reverse=True)
     last = 0
-    for m in pattern.finditer(window):
-        segments.append((window[last : m.start()], False))
-        segments.append((m.group(0), True))
-        last = m.end()
+    if words:
+        pattern = re.compile("|".join(re.escape(n) for n in words), re.IGNORECASE)
+        for m in pattern.finditer(window):
+            segments.append((window[last : m.start()], False))
+            segments.append((m.group(0), True))
+            last = m.end()
     segments.append((window[last:], False))
-    if hi < len(text):
+    if hi < end:
         segments.append((ELLIPSIS, False))
     display, marks = _assemble(segments)
     return Snippet(display.strip(), _shift(marks, display), line_at(text, pos))

@@ -3,22 +3,40 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
 from engram import config
 from engram.config import Collection, Settings
 from engram.errors import NotFoundError
 from engram.store.db import Database
+
+if TYPE_CHECKING:
+    from engram.models.protocols import Embedder
 from engram.vault.fsio import atomic_write_text
+
+
+@dataclass(frozen=True)
+class Check:
+    """One doctor finding: ok / warn / fail, what was seen, and how to fix it."""
+
+    name: str
+    status: str
+    detail: str
+    fix: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON shape."""
+        return {"name": self.name, "status": self.status, "detail": self.detail, "fix": self.fix}
 
 
 class Core:
     """Holds settings and the lazily opened index; every facade part builds on it."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, embedder: Embedder | None = None) -> None:
         self.settings = settings
         self._db: Database | None = None
+        self._embedder = embedder  # tests inject a fake; otherwise loaded on first use
 
     @property
     def db(self) -> Database:

@@ -6,10 +6,9 @@ import difflib
 import re
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engram.errors import InvalidInputError, NotFoundError
-from engram.index import indexer
 from engram.search import bm25, snippets
 from engram.search.query import ParsedQuery, QueryError, parse_query
 from engram.search.results import Document, SearchResult
@@ -20,6 +19,9 @@ from engram.store.fts import bigrams
 from engram.store.search import FtsHit, content_text
 from engram.vault.fsio import decode, is_binary
 from engram.vault.scan import matches
+
+if TYPE_CHECKING:
+    from engram.index import indexer
 
 _LINE_SUFFIX = re.compile(r"^(.*?):(\d+)$")
 _DOCID = re.compile(r"^#?([0-9a-fA-F]{6,64})$")
@@ -36,6 +38,8 @@ class RetrievalMixin(Core):
         only_paths: dict[str, set[str]] | None = None,
     ) -> indexer.UpdateReport:
         """Re-index the collections (all by default) incrementally."""
+        from engram.index import indexer  # parsing libraries load only when indexing
+
         names = list(collections)
         cols = (
             [self.require_collection(n) for n in names]

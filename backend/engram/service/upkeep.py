@@ -5,7 +5,6 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -14,27 +13,14 @@ from engram.config import ConfigError, load_config_file
 from engram.errors import InvalidInputError
 from engram.search import evaluate
 from engram.search.results import SearchResult
-from engram.service.retrieval import RetrievalMixin
-from engram.store import admin
+from engram.service.core import Check
+from engram.service.semantic import SemanticMixin
+from engram.store import admin, vectors
 from engram.store import documents as docs
 from engram.store.db import driver_info
 
 
-@dataclass(frozen=True)
-class Check:
-    """One doctor finding: ok / warn / fail, what was seen, and how to fix it."""
-
-    name: str
-    status: str
-    detail: str
-    fix: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON shape."""
-        return {"name": self.name, "status": self.status, "detail": self.detail, "fix": self.fix}
-
-
-class UpkeepMixin(RetrievalMixin):
+class UpkeepMixin(SemanticMixin):
     """status, cleanup, doctor, bench."""
 
     def status(self) -> dict[str, Any]:
@@ -64,6 +50,7 @@ class UpkeepMixin(RetrievalMixin):
             ],
             **admin.totals(conn),
             "vectorSearch": {"available": self.db.vec_available, "error": self.db.vec_error},
+            "embeddings": self.embedding_state(),
         }
 
     def cleanup(self) -> dict[str, int]:
@@ -72,12 +59,16 @@ class UpkeepMixin(RetrievalMixin):
             stale = docs.documents_outside(conn, [c.name for c in self.settings.collections])
             removed = docs.delete_documents(conn, stale)
             orphans = docs.delete_orphan_content(conn)
+            freed = vectors.delete_orphans(conn)
+            if freed:
+                vectors.bump_generation(conn)
         before = self.settings.db_path.stat().st_size
         admin.vacuum(self.db.conn)
         after = self.settings.db_path.stat().st_size
         return {
             "documentsRemoved": removed,
             "contentsRemoved": orphans,
+            "vectorsRemoved": freed,
             "bytesBefore": before,
             "bytesAfter": after,
         }
@@ -146,6 +137,7 @@ class UpkeepMixin(RetrievalMixin):
                 None if vec == "ok" else "pip install sqlite-vec sqlean-py",
             )
         )
+        checks += self.model_checks()
         integrity = admin.quick_check(conn)
         checks.append(
             Check(

@@ -91,6 +91,53 @@ def m001_documents(conn: Any) -> None:
     )
 
 
+def _script(conn: Any, sql: str) -> None:
+    """Run DDL statements one by one (executescript would commit the open transaction)."""
+    for statement in sql.split(";\n"):
+        if statement.strip():
+            conn.execute(statement)
+
+
+def m002_chunks(conn: Any) -> None:
+    """Chunks of each document content (by hash), embedded texts, and the embedding queue.
+
+    Vectors live in a sqlite-vec `vectors` table created when the model's dimension is known
+    (store/vectors.py); `embeddings` maps a chunk text hash to its vector, so identical
+    passages are embedded once.
+    """
+    _script(
+        conn,
+        """
+        CREATE TABLE chunks (
+            id INTEGER PRIMARY KEY,
+            doc_hash TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            start INTEGER NOT NULL,
+            end INTEGER NOT NULL,
+            start_line INTEGER NOT NULL,
+            end_line INTEGER NOT NULL,
+            heading TEXT NOT NULL DEFAULT '',
+            text_hash TEXT NOT NULL,
+            tokens INTEGER NOT NULL,
+            UNIQUE (doc_hash, seq)
+        );
+        CREATE INDEX chunks_text_hash ON chunks (text_hash);
+        CREATE TABLE embeddings (
+            text_hash TEXT PRIMARY KEY,
+            vector_id INTEGER NOT NULL
+        );
+        CREATE INDEX embeddings_vector ON embeddings (vector_id);
+        CREATE TABLE embed_queue (
+            text_hash TEXT PRIMARY KEY,
+            text TEXT NOT NULL
+        );
+        CREATE TABLE chunked (
+            doc_hash TEXT PRIMARY KEY
+        );
+        """,
+    )
+
+
 def m003_link_resolution(conn: Any) -> None:
     """Where each link points (file, indexed note, heading/block found) and the vault's files.
 
@@ -121,14 +168,7 @@ def m003_link_resolution(conn: Any) -> None:
     )
 
 
-def _script(conn: Any, sql: str) -> None:
-    """Run DDL statements one by one (executescript would commit the open transaction)."""
-    for statement in sql.split(";\n"):
-        if statement.strip():
-            conn.execute(statement)
-
-
-MIGRATIONS: list[Callable[[Any], None]] = [m001_documents, m003_link_resolution]
+MIGRATIONS: list[Callable[[Any], None]] = [m001_documents, m002_chunks, m003_link_resolution]
 
 
 def apply(conn: Any) -> list[str]:

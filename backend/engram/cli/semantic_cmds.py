@@ -1,0 +1,182 @@
+"""models, embed, vsearch."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from engram.cli.main import State, cli, color_enabled, echo_json, pass_state
+from engram.cli.search_cmds import result_limit, search_options
+
+
+@cli.group()
+def models() -> None:
+    """List, download and inspect the GGUF models (embed, rerank, generate)."""
+
+
+@models.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Output as JSON.")
+@pass_state
+def models_list(state: State, as_json: bool) -> None:
+    """Each role's configured model, whether it is available, and the cached files."""
+    info = state.engram.models_list()
+    if as_json:
+        echo_json(info)
+        return
+    for role, entry in info["roles"].items():
+        if entry["spec"] is None:
+            click.echo(f"{role:9} (not configured)")
+        elif entry["available"]:
+            click.echo(f"{role:9} {entry['spec']} -> {entry['path']}")
+        else:
+            click.echo(f"{role:9} {entry['spec']}  MISSING: {entry.get('error', '')}")
+    click.echo(f"cache: {info['cacheDir']}")
+    for f in info["cached"]:
+        click.echo(f"  {f['path']} ({f['bytes'] / 1e6:.1f} MB)")
+
+
+@models.command("pull")
+@click.argument("spec", required=False)
+@click.option("--json", "as_json", is_flag=True, help="Output as JSON.")
+@pass_state
+def models_pull(state: State, spec: str | None, as_json: bool) -> None:
+    """Download a model: SPEC is `default`, hf:org/repo/file.gguf or a path (default: the
+    configured embedding model)."""
+    info = state.engram.models_pull(spec, None if as_json else lambda m: click.echo(m, err=True))
+    if as_json:
+        echo_json(info)
+    else:
+        click.echo(
+            f"ready: {info['path']} ({info['modelId']}, {info['architecture']}, "
+            f"{info['file_type']}, {info['size_bytes'] / 1e6:.1f} MB)"
+        )
+
+
+@models.command("info")
+@click.argument("spec")
+@click.option("--json", "as_json", is_flag=True, help="Output as JSON.")
+@pass_state
+def models_info(state: State, spec: str, as_json: bool) -> None:
+    """What a GGUF says about itself; SPEC is a role (embed, rerank, generate), a spec or a path."""
+    info = state.engram.models_info(spec)
+    if as_json:
+        echo_json(info)
+        return
+    for key in (
+        "path",
+        "modelId",
+        "architecture",
+        "name",
+        "file_type",
+        "size_bytes",
+        "embedding_length",
+        "context_length",
+        "max_seq_length",
+        "pooling",
+        "tokenizer",
+        "vocab_size",
+        "has_chat_template",
+    ):
+        click.echo(f"{key}: {info[key]}")
+
+
+@models.command("path")
+@click.argument("role", default="embed")
+@pass_state
+def models_path(state: State, role: str) -> None:
+    """Print the local file of a role's model (embed, rerank or generate)."""
+    click.echo(str(state.engram.model_path(role)))
+
+
+@cli.command()
+@click.option("-f", "--force", is_flag=True, help="Re-embed everything from scratch.")
+@click.option(
+    "-c",
+    "--collection",
+    "collections",
+    multiple=True,
+    help="Only chunk this collection (repeatable).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Output the report as JSON.")
+@pass_state
+def embed(state: State, force: bool, collections: tuple[str, ...], as_json: bool) -> None:
+    """Chunk notes and embed the passages that have no vector yet (resumable)."""
+    report = run_embed(state, collections, force, quiet=as_json)
+    if as_json:
+        echo_json(report_dict(report))
+    else:
+        click.echo(report.summary())
+
+
+def run_embed(state: State, collections: tuple[str, ...], force: bool, quiet: bool) -> Any:
+    """Run `embed` with a progress bar (chunking, then embedding with ETA) on a terminal."""
+    engram = state.engram
+    if quiet or not sys.stderr.isatty():
+        return engram.embed(collections, force)
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+    with Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        transient=True,
+    ) as bar:
+        tasks: dict[str, Any] = {}
+
+        def progress(phase: str, done: int, total: int) -> None:
+            if phase not in tasks:
+                tasks[phase] = bar.add_task(phase, total=total)
+            bar.update(tasks[phase], completed=done, total=total)
+
+        return engram.embed(collections, force, progress)
+
+
+def report_dict(report: Any) -> dict[str, Any]:
+    """An EmbedReport as JSON."""
+    return {
+        "model": report.model_id,
+        "dim": report.dim,
+        "reset": report.reset,
+        "documentsChunked": report.documents_chunked,
+        "chunks": report.chunks,
+        "embedded": report.embedded,
+        "seconds": round(report.seconds, 3),
+    }
+
+
+@cli.command()
+@click.argument("query", nargs=-1, required=True)
+@search_options
+@click.option("--chunks", is_flag=True, help="Show the best few passages of each document.")
+@pass_state
+def vsearch(
+    state: State,
+    query: tuple[str, ...],
+    limit: int | None,
+    collections: tuple[str, ...],
+    all_results: bool,
+    min_score: float,
+    full: bool,
+    line_numbers: bool,
+    fmt: str,
+    chunks: bool,
+) -> None:
+    """Semantic search: notes whose passages mean the same as the query (needs `engram embed`).
+    Filters (path: tag: after: ...) work as in search."""
+    from engram.cli.formats import render_results
+
+    results = state.engram.vsearch(
+        " ".join(query),
+        n=result_limit(limit, all_results, fmt),
+        collections=collections,
+        min_score=min_score,
+        full=full,
+        chunks=chunks,
+    )
+    if not results and fmt == "human":
+        click.echo("no results", err=True)
+        return
+    click.echo(render_results(results, fmt, color=color_enabled(), line_numbers=line_numbers))

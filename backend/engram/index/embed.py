@@ -1,0 +1,159 @@
+"""The embedding driver: chunk what is new, embed what has no vector, in resumable batches.
+
+Chunks belong to a content hash, and vectors to a chunk text hash, so an unchanged note is
+never re-chunked, an edited note re-embeds only the sections whose text changed, and identical
+passages share one vector. The index records the model id and dimension: another model starts
+over (vectors from two models are never mixed). Work is committed batch by batch and the queue
+of texts to embed lives in the index, so an interrupted run resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from engram.index.chunk import chunk_note
+from engram.models.protocols import Embedder
+from engram.store import documents as docs
+from engram.store import vectors
+from engram.store.db import Database
+from engram.store.search import content_text
+from engram.vault.parse import parse_note
+
+EMBED_BATCH = 16
+CHUNK_COMMIT_SECONDS = 0.5
+
+Progress = Callable[[str, int, int], None]  # (phase, done, total)
+
+
+@dataclass
+class EmbedReport:
+    """What one `embed` run did."""
+
+    model_id: str = ""
+    dim: int = 0
+    reset: bool = False  # vectors of another model were dropped
+    documents_chunked: int = 0
+    chunks: int = 0
+    embedded: int = 0
+    seconds: float = 0.0
+
+    def summary(self) -> str:
+        """One line for humans."""
+        rate = self.embedded / self.seconds if self.seconds else 0.0
+        return (
+            f"{self.documents_chunked} documents chunked ({self.chunks} chunks), "
+            f"{self.embedded} passages embedded in {self.seconds:.1f}s ({rate:.1f}/s) "
+            f"with {self.model_id}" + (" (previous model's vectors dropped)" if self.reset else "")
+        )
+
+
+def prepare(db: Database, embedder: Embedder, force: bool = False) -> bool:
+    """Make the index hold vectors of this embedder only; True when it had to start over."""
+    with db.write() as conn:
+        model = docs.get_meta(conn, "embed_model")
+        dim = docs.get_meta(conn, "embed_dim")
+        same = model == embedder.model_id and dim == str(embedder.dim)
+        if same and not force and vectors.has_vector_table(conn):
+            return False
+        vectors.drop_all(conn)
+        vectors.create_vector_table(conn, embedder.dim)
+        docs.set_meta(conn, "embed_model", embedder.model_id)
+        docs.set_meta(conn, "embed_dim", str(embedder.dim))
+        vectors.bump_generation(conn)
+        return model is not None
+
+
+def embed(
+    db: Database,
+    embedder: Embedder,
+    collections: Sequence[str] = (),
+    force: bool = False,
+    progress: Progress | None = None,
+) -> EmbedReport:
+    """Chunk new contents and embed every queued passage; safe to interrupt and re-run."""
+    started = time.perf_counter()
+    report = EmbedReport(model_id=embedder.model_id, dim=embedder.dim)
+    report.reset = prepare(db, embedder, force)
+    _chunk_pass(db, embedder, collections, report, progress)
+    with db.write() as conn:  # after chunking, so vectors of unchanged passages are kept
+        if vectors.delete_orphans(conn):
+            vectors.bump_generation(conn)
+    _embed_pass(db, embedder, report, progress)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _chunk_pass(
+    db: Database,
+    embedder: Embedder,
+    collections: Sequence[str],
+    report: EmbedReport,
+    progress: Progress | None,
+) -> None:
+    todo = vectors.hashes_to_chunk(db.conn, collections)
+    conn = db.conn
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        last_commit = time.perf_counter()
+        for i, (doc_hash, path, _collection) in enumerate(todo, 1):
+            text = content_text(conn, doc_hash) or ""
+            chunks = chunk_note(
+                text, parse_note(text, path), embedder.count_tokens, embedder.max_text_tokens
+            )
+            have = vectors.embedded_hashes(conn, [c.text_hash for c in chunks])
+            vectors.enqueue(
+                conn, [(c.text_hash, c.embed_text) for c in chunks if c.text_hash not in have]
+            )
+            vectors.add_chunks(
+                conn,
+                doc_hash,
+                [
+                    (
+                        c.seq,
+                        c.start,
+                        c.end,
+                        c.start_line,
+                        c.end_line,
+                        " > ".join(c.heading_path),
+                        c.text_hash,
+                        c.token_count,
+                    )
+                    for c in chunks
+                ],
+            )
+            report.documents_chunked += 1
+            report.chunks += len(chunks)
+            if time.perf_counter() - last_commit > CHUNK_COMMIT_SECONDS:
+                conn.execute("COMMIT")
+                if progress:
+                    progress("chunking", i, len(todo))
+                conn.execute("BEGIN IMMEDIATE")
+                last_commit = time.perf_counter()
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+
+
+def _embed_pass(
+    db: Database, embedder: Embedder, report: EmbedReport, progress: Progress | None
+) -> None:
+    total = vectors.queue_size(db.conn)
+    while True:
+        batch = vectors.queue_batch(db.conn, EMBED_BATCH)
+        if not batch:
+            break
+        matrix = np.asarray(embedder.embed_documents([text for _, text in batch]), dtype=np.float32)
+        with db.write() as conn:
+            vectors.store_vectors(
+                conn, [(h, row.tobytes()) for (h, _), row in zip(batch, matrix, strict=True)]
+            )
+            vectors.bump_generation(conn)
+        report.embedded += len(batch)
+        if progress:
+            progress("embedding", report.embedded, total)

@@ -1,0 +1,309 @@
+"""Models, embeddings and vector search: models list/pull/info/path, embed, vsearch."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import asdict
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from engram.errors import InvalidInputError, UnavailableError
+from engram.models import sources
+from engram.models.protocols import Embedder, ModelError
+from engram.search import snippets
+from engram.search.query import ParsedQuery
+from engram.search.results import Passage, SearchResult
+from engram.service.core import Check
+from engram.service.retrieval import RetrievalMixin
+from engram.store import documents as docs
+from engram.store import vectors
+from engram.store.filters import Filters
+from engram.store.search import content_text
+
+if TYPE_CHECKING:  # numpy, the chunker and the parser load only when vectors are used
+    from engram.index import embed as embedding
+    from engram.search import vector as vector_search
+
+ROLES = ("embed", "rerank", "generate")
+
+
+class SemanticMixin(RetrievalMixin):
+    """Everything that needs an embedding model."""
+
+    _vindex: vector_search.VectorIndex | None = None
+
+    def embedder(self) -> Embedder:
+        """The configured embedding model, loaded once per process."""
+        if self._embedder is None:
+            path = self.model_path("embed")
+            from engram.models.llama import load_embedder
+
+            try:
+                self._embedder = load_embedder(path, self.settings.n_threads)
+            except ModelError as exc:
+                raise UnavailableError(str(exc)) from None
+        return self._embedder
+
+    def model_spec(self, role: str) -> str | None:
+        """The configured spec of a model role (embed, rerank, generate)."""
+        if role not in ROLES:
+            raise InvalidInputError(f"unknown model role {role!r}; use one of {', '.join(ROLES)}")
+        spec: str | None = getattr(self.settings, f"{role}_model")
+        return spec
+
+    def model_path(self, role: str) -> Path:
+        """The local file of a role's model, or UnavailableError saying how to get it."""
+        spec = self.model_spec(role)
+        if spec is None:
+            raise UnavailableError(
+                f"no {role} model is configured",
+                f"set models.{role} in {self.settings.config_file}",
+            )
+        try:
+            return sources.resolve(spec, self.settings.cache_dir)
+        except ModelError as exc:
+            raise UnavailableError(str(exc)) from None
+
+    def models_list(self) -> dict[str, Any]:
+        """Each role's configured model and whether it is on disk, plus every cached model."""
+        roles = {}
+        for role in ROLES:
+            spec = self.model_spec(role)
+            entry: dict[str, Any] = {"spec": spec, "path": None, "available": False}
+            if spec is not None:
+                try:
+                    entry["path"] = str(sources.resolve(spec, self.settings.cache_dir))
+                    entry["available"] = True
+                except ModelError as exc:
+                    entry["error"] = str(exc)
+            roles[role] = entry
+        cached = [
+            {"path": str(p), "bytes": p.stat().st_size}
+            for p in sources.list_models(self.settings.cache_dir)
+        ]
+        return {
+            "roles": roles,
+            "cached": cached,
+            "cacheDir": str(sources.models_dir(self.settings.cache_dir)),
+        }
+
+    def models_pull(
+        self, spec: str | None = None, progress: Callable[[str], None] | None = None
+    ) -> dict[str, Any]:
+        """Download (and convert) a model: a spec, or the embedding model by default."""
+        target = spec or self.settings.embed_model or sources.DEFAULT_SPEC
+        try:
+            path = sources.pull(target, self.settings.cache_dir, progress)
+        except ModelError as exc:
+            raise UnavailableError(str(exc)) from None
+        return self.models_info(str(path))
+
+    def models_info(self, spec: str) -> dict[str, Any]:
+        """What a GGUF says about itself (a path, a spec, or a role name)."""
+        path = self.model_path(spec) if spec in ROLES else None
+        if path is None:
+            try:
+                path = sources.resolve(spec, self.settings.cache_dir)
+            except ModelError as exc:
+                raise UnavailableError(str(exc)) from None
+        info = asdict(sources.info(path))
+        info["path"] = str(info["path"])
+        info["modelId"] = f"{path.stem}@{info['sha256'][:12]}"
+        return info
+
+    def embed(
+        self,
+        collections: Iterable[str] = (),
+        force: bool = False,
+        progress: embedding.Progress | None = None,
+    ) -> embedding.EmbedReport:
+        """Chunk and embed what has no vector yet (all with `force`)."""
+        from engram.index import embed as embedding
+
+        self._require_vectors_extension()
+        names = list(collections)
+        for name in names:
+            self.require_collection(name)
+        return embedding.embed(self.db, self.embedder(), names, force, progress)
+
+    def vsearch(
+        self,
+        query: str,
+        n: int | None = 10,
+        collections: Iterable[str] = (),
+        min_score: float = 0.0,
+        full: bool = False,
+        filters: Filters | None = None,
+        with_snippets: bool = True,
+        chunks: bool = False,
+    ) -> list[SearchResult]:
+        """Vector search: documents whose passages are closest in meaning to the query."""
+        q = self.parse(query, collections, filters)
+        if not q.text.strip():
+            raise InvalidInputError("vsearch needs words to embed (filters alone are not enough)")
+        embedder = self._embedder_for_index()
+        import numpy as np
+
+        from engram.search import vector as vector_search
+
+        qvec = np.asarray(embedder.embed_query(q.text), dtype=np.float32)
+        if self._vindex is None:
+            self._vindex = vector_search.VectorIndex()
+        conn = self.db.conn
+        hits = vector_search.search(conn, self._vindex, qvec, q.filters, n)
+        results = [
+            self.result_from_vector_hit(conn, h, q, full, with_snippets, chunks) for h in hits
+        ]
+        return [r for r in results if r.score >= min_score]
+
+    def result_from_vector_hit(
+        self,
+        conn: Any,
+        hit: vector_search.VectorHit,
+        q: ParsedQuery,
+        full: bool = False,
+        with_snippet: bool = True,
+        chunks: bool = False,
+    ) -> SearchResult:
+        """A SearchResult for a document found by meaning: best passage, line, context."""
+        doc_id, collection, path, title, doc_hash, _body_line, fact_type = tuple(hit.doc)
+        best = hit.chunks[0][0]
+        text = content_text(conn, doc_hash) or "" if (with_snippet or full or chunks) else ""
+        needles = list(q.terms) + list(q.prefixes) + list(q.phrases)
+        passages: tuple[Passage, ...] = ()
+        if with_snippet:
+            snip = snippets.in_span(text, best.start, best.end, needles)
+        else:
+            snip = snippets.Snippet("", (), best.start_line)
+        if chunks:
+            passages = tuple(
+                Passage(s.text, s.line, c.end_line, max(0.0, sim), s.highlights)
+                for c, sim in hit.chunks
+                for s in [snippets.in_span(text, c.start, c.end, needles)]
+            )
+        return SearchResult(
+            docid=doc_hash[:6],
+            collection=collection,
+            path=path,
+            title=title,
+            score=hit.score,
+            snippet=snip.text,
+            line=snip.line,
+            highlights=snip.highlights,
+            context=self.context_for(collection, path),
+            fact_type=fact_type,
+            body=text if full else None,
+            passages=passages,
+            doc_id=doc_id,
+        )
+
+    def embedding_state(self) -> dict[str, Any]:
+        """Which model the stored vectors belong to, and how much is embedded."""
+        conn = self.db.conn
+        state: dict[str, Any] = {
+            "model": docs.get_meta(conn, "embed_model"),
+            "dim": docs.get_meta(conn, "embed_dim"),
+            "configured": self.settings.embed_model,
+        }
+        state.update(vectors.coverage(conn))
+        return state
+
+    def model_checks(self) -> list[Check]:
+        """Doctor checks for llama.cpp and the models: build, presence, loading, coverage."""
+        checks = []
+        try:
+            from engram.models.llama import system_info
+
+            info = system_info()
+            if info.amx_build:
+                checks.append(
+                    Check(
+                        "llama.cpp build",
+                        "fail",
+                        "native build with AMX: quantized models crash on this CPU",
+                        "scripts/install.sh (rebuilds llama-cpp-python portable)",
+                    )
+                )
+            else:
+                checks.append(
+                    Check(
+                        "llama.cpp build", "ok", f"llama-cpp-python {info.version}, portable build"
+                    )
+                )
+        except Exception as exc:  # a missing or broken llama_cpp must not break doctor
+            checks.append(
+                Check(
+                    "llama.cpp build",
+                    "fail",
+                    f"llama_cpp does not load: {exc}",
+                    "scripts/install.sh",
+                )
+            )
+        for role in ROLES:
+            spec = self.model_spec(role)
+            if spec is None:
+                status = "warn" if role == "embed" else "ok"
+                checks.append(
+                    Check(
+                        f"{role} model",
+                        status,
+                        "not configured",
+                        f"set models.{role} (see docs/models.md)" if role == "embed" else None,
+                    )
+                )
+                continue
+            try:
+                path = self.model_path(role)
+                detail = f"{spec} -> {path}"
+                if role == "embed":
+                    detail += f" ({self.embedder().model_id}, dim {self.embedder().dim}, loads)"
+                checks.append(Check(f"{role} model", "ok", detail))
+            except UnavailableError as exc:
+                checks.append(
+                    Check(
+                        f"{role} model",
+                        "warn" if role != "embed" else "fail",
+                        exc.message,
+                        f"engram models pull {spec}",
+                    )
+                )
+        state = self.embedding_state()
+        pending = state["chunks"] - state["embedded"]
+        docs_total = int(self.db.conn.execute("SELECT count(*) FROM documents").fetchone()[0])
+        unchunked = docs_total - state["documentsChunked"]
+        ok = pending == 0 and unchunked == 0 and state["queued"] == 0
+        checks.append(
+            Check(
+                "embeddings",
+                "ok" if ok else "warn",
+                f"{state['embedded']}/{state['chunks']} chunks embedded with "
+                f"{state['model'] or 'no model'}; {unchunked} documents not chunked",
+                None if ok else "engram embed",
+            )
+        )
+        return checks
+
+    def _require_vectors_extension(self) -> None:
+        if not self.db.vec_available:
+            raise UnavailableError(
+                f"vector search is unavailable: {self.db.vec_error}",
+                "pip install sqlite-vec sqlean-py; keyword search (engram search) still works",
+            )
+
+    def _embedder_for_index(self) -> Embedder:
+        """The embedder, after checking the index holds vectors made by it."""
+        self._require_vectors_extension()
+        stored = docs.get_meta(self.db.conn, "embed_model")
+        if stored is None or vectors.vector_count(self.db.conn) == 0:
+            raise UnavailableError(
+                "no embeddings yet: run `engram embed` (keyword search "
+                "works meanwhile: engram search)"
+            )
+        embedder = self.embedder()
+        if embedder.model_id != stored:
+            raise UnavailableError(
+                f"the index holds vectors of {stored}, but the configured model is "
+                f"{embedder.model_id}",
+                "run `engram embed` to re-embed with the new model",
+            )
+        return embedder

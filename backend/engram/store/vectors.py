@@ -1,0 +1,237 @@
+"""Chunks, the embedding queue and sqlite-vec vectors."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from engram.store.filters import Filters, where
+
+VECTOR_TABLE = "vectors"
+
+
+@dataclass(frozen=True)
+class ChunkRow:
+    """A chunk located in its document's text."""
+
+    id: int
+    doc_hash: str
+    seq: int
+    start: int
+    end: int
+    start_line: int
+    end_line: int
+    heading: str
+    text_hash: str
+
+
+def bump_generation(conn: Any) -> None:
+    """Tell in-memory vector caches that the stored vectors changed."""
+    row = conn.execute("SELECT value FROM meta WHERE key = 'vectors_gen'").fetchone()
+    conn.execute(
+        "INSERT INTO meta (key, value) VALUES ('vectors_gen', ?)"
+        " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        (str(int(row[0]) + 1 if row else 1),),
+    )
+
+
+def has_vector_table(conn: Any) -> bool:
+    """True when the vec0 table exists."""
+    row = conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (VECTOR_TABLE,)).fetchone()
+    return row is not None
+
+
+def create_vector_table(conn: Any, dim: int) -> None:
+    """Create the vec0 table for vectors of `dim` floats (cosine distance)."""
+    conn.execute(
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS {VECTOR_TABLE} USING vec0("
+        f"embedding float[{int(dim)}] distance_metric=cosine)"
+    )
+
+
+def drop_all(conn: Any) -> None:
+    """Forget every chunk and vector (a model switch starts over; vectors never mix)."""
+    conn.execute(f"DROP TABLE IF EXISTS {VECTOR_TABLE}")
+    for table in ("chunks", "embeddings", "embed_queue", "chunked"):
+        conn.execute(f"DELETE FROM {table}")
+
+
+def hashes_to_chunk(conn: Any, collections: Sequence[str] = ()) -> list[Any]:
+    """One document per content hash that has not been chunked yet: (hash, path, collection)."""
+    sql = (
+        "SELECT hash, min(path), min(collection) FROM documents d"
+        " WHERE NOT EXISTS (SELECT 1 FROM chunked c WHERE c.doc_hash = d.hash)"
+    )
+    params: list[Any] = []
+    if collections:
+        sql += f" AND collection IN ({','.join('?' * len(collections))})"
+        params += list(collections)
+    return list(conn.execute(sql + " GROUP BY hash ORDER BY min(collection), min(path)", params))
+
+
+def add_chunks(conn: Any, doc_hash: str, rows: Iterable[tuple[Any, ...]]) -> None:
+    """Store a document's chunks: (seq, start, end, start_line, end_line, heading, text_hash,
+    tokens) rows, and mark the content as chunked."""
+    conn.executemany(
+        "INSERT OR REPLACE INTO chunks (doc_hash, seq, start, end, start_line, end_line, heading,"
+        " text_hash, tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [(doc_hash, *r) for r in rows],
+    )
+    conn.execute("INSERT OR REPLACE INTO chunked (doc_hash) VALUES (?)", (doc_hash,))
+
+
+def embedded_hashes(conn: Any, text_hashes: Sequence[str]) -> set[str]:
+    """Which of these chunk texts already have a vector."""
+    out: set[str] = set()
+    for i in range(0, len(text_hashes), 500):
+        part = list(text_hashes[i : i + 500])
+        marks = ",".join("?" * len(part))
+        out.update(
+            r[0]
+            for r in conn.execute(
+                f"SELECT text_hash FROM embeddings WHERE text_hash IN ({marks})", part
+            )
+        )
+    return out
+
+
+def enqueue(conn: Any, items: Iterable[tuple[str, str]]) -> None:
+    """Queue (text_hash, text) pairs for embedding."""
+    conn.executemany("INSERT OR IGNORE INTO embed_queue (text_hash, text) VALUES (?, ?)", items)
+
+
+def queue_size(conn: Any) -> int:
+    """How many texts wait for a vector."""
+    return int(conn.execute("SELECT count(*) FROM embed_queue").fetchone()[0])
+
+
+def queue_batch(conn: Any, limit: int) -> list[tuple[str, str]]:
+    """The next texts to embed."""
+    rows = conn.execute("SELECT text_hash, text FROM embed_queue ORDER BY rowid LIMIT ?", (limit,))
+    return [(r[0], r[1]) for r in rows]
+
+
+def store_vectors(conn: Any, items: Sequence[tuple[str, bytes]]) -> None:
+    """Insert vectors for (text_hash, float32 bytes) pairs and take them off the queue."""
+    for text_hash, blob in items:
+        cur = conn.execute(f"INSERT INTO {VECTOR_TABLE} (embedding) VALUES (?)", (blob,))
+        conn.execute(
+            "INSERT OR REPLACE INTO embeddings (text_hash, vector_id) VALUES (?, ?)",
+            (text_hash, cur.lastrowid),
+        )
+        conn.execute("DELETE FROM embed_queue WHERE text_hash = ?", (text_hash,))
+
+
+def knn(
+    conn: Any, query: bytes, k: int, allowed: Sequence[int] | None = None
+) -> list[tuple[int, float]]:
+    """The k nearest vectors (vector id, cosine distance), optionally among `allowed` ids."""
+    sql = f"SELECT rowid, distance FROM {VECTOR_TABLE} WHERE embedding MATCH ? AND k = ?"
+    params: list[Any] = [query, k]
+    if allowed is not None:
+        if not allowed:
+            return []
+        sql += f" AND rowid IN ({','.join('?' * len(allowed))})"
+        params += list(allowed)
+    return [(int(r[0]), float(r[1])) for r in conn.execute(sql, params)]
+
+
+def all_vectors(conn: Any) -> list[tuple[int, bytes]]:
+    """Every (vector id, float32 bytes), for an in-memory index."""
+    return [(int(r[0]), r[1]) for r in conn.execute(f"SELECT rowid, embedding FROM {VECTOR_TABLE}")]
+
+
+def vector_count(conn: Any) -> int:
+    """How many vectors are stored."""
+    if not has_vector_table(conn):
+        return 0
+    return int(conn.execute("SELECT count(*) FROM embeddings").fetchone()[0])
+
+
+def allowed_vectors(conn: Any, filters: Filters) -> list[int]:
+    """Vector ids of chunks in documents that pass the filters."""
+    where_sql, params = where(filters)
+    rows = conn.execute(
+        "SELECT DISTINCT e.vector_id FROM documents d JOIN chunks c ON c.doc_hash = d.hash"
+        f" JOIN embeddings e ON e.text_hash = c.text_hash WHERE 1 = 1{where_sql}",
+        params,
+    )
+    return [int(r[0]) for r in rows]
+
+
+def chunks_for_vectors(conn: Any, vector_ids: Sequence[int]) -> list[tuple[int, ChunkRow]]:
+    """(vector id, chunk) for every chunk whose text has one of these vectors."""
+    if not vector_ids:
+        return []
+    marks = ",".join("?" * len(vector_ids))
+    rows = conn.execute(
+        "SELECT e.vector_id, c.id, c.doc_hash, c.seq, c.start, c.end, c.start_line, c.end_line,"
+        " c.heading, c.text_hash FROM embeddings e JOIN chunks c ON c.text_hash = e.text_hash"
+        f" WHERE e.vector_id IN ({marks})",
+        list(vector_ids),
+    )
+    return [(int(r[0]), ChunkRow(*r[1:])) for r in rows]
+
+
+def documents_for_hashes(conn: Any, hashes: Sequence[str], filters: Filters) -> list[Any]:
+    """Documents with these content hashes that pass the filters."""
+    if not hashes:
+        return []
+    where_sql, params = where(filters)
+    marks = ",".join("?" * len(hashes))
+    return list(
+        conn.execute(
+            "SELECT d.id, d.collection, d.path, d.title, d.hash, d.body_line,"
+            " json_extract(d.frontmatter, '$.factType') FROM documents d"
+            f" WHERE d.hash IN ({marks}){where_sql}",
+            [*hashes, *params],
+        )
+    )
+
+
+def chunks_of(conn: Any, doc_hash: str) -> list[ChunkRow]:
+    """A document's chunks in order."""
+    rows = conn.execute(
+        "SELECT id, doc_hash, seq, start, end, start_line, end_line, heading, text_hash"
+        " FROM chunks WHERE doc_hash = ? ORDER BY seq",
+        (doc_hash,),
+    )
+    return [ChunkRow(*r) for r in rows]
+
+
+def coverage(conn: Any) -> dict[str, int]:
+    """Counts for status: documents chunked, chunks, chunks with a vector, texts queued."""
+
+    def one(sql: str) -> int:
+        return int(conn.execute(sql).fetchone()[0])
+
+    return {
+        "chunks": one("SELECT count(*) FROM chunks c JOIN documents d ON d.hash = c.doc_hash"),
+        "embedded": one(
+            "SELECT count(*) FROM chunks c JOIN documents d ON d.hash = c.doc_hash"
+            " JOIN embeddings e ON e.text_hash = c.text_hash"
+        ),
+        "documentsChunked": one(
+            "SELECT count(*) FROM documents d WHERE EXISTS"
+            " (SELECT 1 FROM chunked c WHERE c.doc_hash = d.hash)"
+        ),
+        "queued": one("SELECT count(*) FROM embed_queue"),
+    }
+
+
+def delete_orphans(conn: Any) -> int:
+    """Drop chunks of contents no document has, and vectors no chunk uses; return vectors freed."""
+    conn.execute("DELETE FROM chunks WHERE doc_hash NOT IN (SELECT hash FROM documents)")
+    conn.execute("DELETE FROM chunked WHERE doc_hash NOT IN (SELECT hash FROM documents)")
+    conn.execute("DELETE FROM embed_queue WHERE text_hash NOT IN (SELECT text_hash FROM chunks)")
+    stale = [
+        r[0]
+        for r in conn.execute(
+            "SELECT vector_id FROM embeddings WHERE text_hash NOT IN (SELECT text_hash FROM chunks)"
+        )
+    ]
+    if stale and has_vector_table(conn):
+        conn.executemany(f"DELETE FROM {VECTOR_TABLE} WHERE rowid = ?", [(v,) for v in stale])
+    conn.execute("DELETE FROM embeddings WHERE text_hash NOT IN (SELECT text_hash FROM chunks)")
+    return len(stale)

@@ -1,0 +1,16 @@
+/** What views and modals get from the plugin (instead of a reference to the plugin itself). */
+import type { App, PaneType } from "obsidian";
+import type { EngramClient } from "../api/client";
+import type { Fact } from "../api/types";
+import type { EngramSettings } from "../core/settings";
+import type { StatusMonitor } from "../core/status";
+
+export interface EngramContext {
+	app: App;
+	client: EngramClient;
+	monitor: StatusMonitor;
+	settings(): EngramSettings;
+	openNote(path: string, line?: number, pane?: PaneType | boolean): Promise<boolean>;
+	/** Store the note (or the selection in it) as a fact; shows a notice either way. */
+	storeAsFact(path: string, selection?: string): Promise<Fact | null>;
+}

@@ -1,0 +1,169 @@
+// @vitest-environment node
+import { describe, expect, it } from "vitest";
+import { EngramClient, type HttpRequest, type HttpResponse } from "../src/api/client";
+import { EngramError, isHttpStatus } from "../src/api/errors";
+
+const VAULT = "/v";
+
+function disco(port: number, token: string): string {
+	return JSON.stringify({
+		name: "engram", version: "1", protocol: 1, url: `http://127.0.0.1:${port}`, port, token,
+		pid: 1, startedAt: "", vault: VAULT, capabilities: [],
+	});
+}
+
+const STATUS = {
+	version: "1", vault: { path: VAULT, collection: "notes" }, documents: 3, chunks: 5, embedded: 1,
+	indexing: { state: "idle", done: 0, total: 0, lastUpdate: null }, models: {},
+	watcher: { enabled: true, queue: 0 }, sync: { configured: false, state: "off", pending: 0, lastSync: null },
+	lastError: null,
+};
+
+/** A fake network: `servers` maps port → (token, handler); other ports refuse connections. */
+function setup(file: { text: string | null }, servers: Map<number, { token: string; reply?: (r: HttpRequest) => HttpResponse }>) {
+	const sent: HttpRequest[] = [];
+	const client = new EngramClient({
+		vaultPath: VAULT,
+		readDiscovery: async () => file.text,
+		transport: async (req) => {
+			sent.push(req);
+			const port = Number(new URL(req.url).port);
+			const server = servers.get(port);
+			if (!server) throw new Error("ECONNREFUSED");
+			if (!req.url.endsWith("/v1/health") && req.headers.Authorization !== `Bearer ${server.token}`) {
+				return { status: 401, text: '{"error":{"code":"unauthorized","message":"bad token"}}' };
+			}
+			return server.reply?.(req) ?? { status: 200, text: JSON.stringify(STATUS) };
+		},
+	});
+	return { client, sent };
+}
+
+async function kind(p: Promise<unknown>): Promise<string> {
+	try {
+		await p;
+		return "ok";
+	} catch (err) {
+		return err instanceof EngramError ? err.kind : `other: ${String(err)}`;
+	}
+}
+
+describe("EngramClient", () => {
+	it("sends the bearer token, but not to /v1/health", async () => {
+		const { client, sent } = setup({ text: disco(1, "t1") }, new Map([[1, { token: "t1", reply: () => ({ status: 200, text: '{"ok":true,"name":"engram","version":"1","protocol":1}' }) }]]));
+		await client.health();
+		expect(sent[0]?.headers.Authorization).toBeUndefined();
+		const { client: c2, sent: s2 } = setup({ text: disco(1, "t1") }, new Map([[1, { token: "t1" }]]));
+		const status = await c2.status();
+		expect(status.vault.collection).toBe("notes");
+		expect(s2[0]?.headers.Authorization).toBe("Bearer t1");
+	});
+
+	it("is not-running without discovery.json", async () => {
+		const { client, sent } = setup({ text: null }, new Map());
+		expect(await kind(client.status())).toBe("not-running");
+		expect(sent).toHaveLength(0);
+	});
+
+	it("re-reads discovery.json after a restart on a new port and retries once", async () => {
+		const file = { text: disco(1, "t1") };
+		const servers = new Map([[1, { token: "t1" }]]);
+		const { client, sent } = setup(file, servers);
+		await client.status();
+		servers.delete(1);
+		servers.set(2, { token: "t2" });
+		file.text = disco(2, "t2");
+		await client.status();
+		expect(sent.map((r) => r.url)).toEqual([
+			"http://127.0.0.1:1/v1/status",
+			"http://127.0.0.1:1/v1/status",
+			"http://127.0.0.1:2/v1/status",
+		]);
+		expect(client.current?.port).toBe(2);
+	});
+
+	it("re-reads discovery.json when the token was rotated", async () => {
+		const file = { text: disco(1, "t1") };
+		const servers = new Map([[1, { token: "t1" }]]);
+		const { client } = setup(file, servers);
+		await client.status();
+		servers.set(1, { token: "t2" });
+		file.text = disco(1, "t2");
+		expect(await kind(client.status())).toBe("ok");
+	});
+
+	it("is unreachable when the port is dead and the file did not change", async () => {
+		const { client, sent } = setup({ text: disco(1, "t1") }, new Map());
+		expect(await kind(client.status())).toBe("unreachable");
+		expect(sent).toHaveLength(1);
+	});
+
+	it("is unauthorized when the token is refused and the file has no other", async () => {
+		const { client } = setup({ text: disco(1, "wrong") }, new Map([[1, { token: "t1" }]]));
+		expect(await kind(client.status())).toBe("unauthorized");
+	});
+
+	it("maps error bodies to http errors with code and status", async () => {
+		const { client } = setup(
+			{ text: disco(1, "t") },
+			new Map([[1, { token: "t", reply: () => ({ status: 404, text: '{"error":{"code":"not_found","message":"a.md is not indexed"}}' }) }]]),
+		);
+		try {
+			await client.noteMetadata("a.md");
+			expect.unreachable();
+		} catch (err) {
+			expect(isHttpStatus(err, 404)).toBe(true);
+			expect((err as EngramError).code).toBe("not_found");
+			expect((err as Error).message).toBe("a.md is not indexed");
+		}
+	});
+
+	it("never echoes a non-JSON error body", async () => {
+		const { client } = setup({ text: disco(1, "t") }, new Map([[1, { token: "t", reply: () => ({ status: 502, text: "<html>proxy secret</html>" }) }]]));
+		await expect(client.status()).rejects.toThrow(/^HTTP 502$/);
+	});
+
+	it("reports a malformed reply as a protocol error", async () => {
+		const { client } = setup({ text: disco(1, "t") }, new Map([[1, { token: "t", reply: () => ({ status: 200, text: "not json" }) }]]));
+		expect(await kind(client.status())).toBe("protocol");
+		const { client: c2 } = setup({ text: disco(1, "t") }, new Map([[1, { token: "t", reply: () => ({ status: 200, text: '{"vault":{}}' }) }]]));
+		expect(await kind(c2.status())).toBe("protocol");
+	});
+
+	it("builds requests as the contract says", async () => {
+		const replies: Record<string, string> = {
+			"/v1/query": '{"results":[{"path":"a.md","collection":"notes","title":"A","score":0.5,"snippet":"x","highlights":[[0,1]],"line":3}],"notices":[]}',
+			"/v1/notes/metadata": '{"path":"a b/é.md","coverage":{"indexed":true}}',
+			"/v1/facts": '{"facts":[]}',
+			"/v1/facts/from-note": '{"fact":{"id":"f1","path":"Engram/facts/x.md"}}',
+			"/v1/index": '{"job":{"id":"j","state":"queued"}}',
+		};
+		const { client, sent } = setup(
+			{ text: disco(1, "t") },
+			new Map([[1, { token: "t", reply: (r) => (new URL(r.url).pathname === "/v1/active-note" ? { status: 204, text: "" } : { status: 200, text: replies[new URL(r.url).pathname] ?? "{}" }) }]]),
+		);
+		const q = await client.query({ q: "x", mode: "search", n: 20 });
+		expect(q.results[0]?.line).toBe(3);
+		expect(q.results[0]?.factType).toBeNull();
+		await client.noteMetadata("a b/é.md");
+		await client.recentFacts(20);
+		const fact = await client.factFromNote("a.md", "sel");
+		expect(fact.sync.state).toBe("off");
+		await client.index({ paths: ["a.md"] });
+		await client.index();
+		await client.activeNote({ path: "a.md", selection: "", cursorLine: 1 });
+		expect(sent.map((r) => `${r.method} ${r.url.replace("http://127.0.0.1:1", "")}`)).toEqual([
+			"POST /v1/query",
+			"GET /v1/notes/metadata?path=a+b%2F%C3%A9.md",
+			"GET /v1/facts?limit=20&sort=recent",
+			"POST /v1/facts/from-note",
+			"POST /v1/index",
+			"POST /v1/index",
+			"POST /v1/active-note",
+		]);
+		expect(JSON.parse(sent[0]?.body ?? "")).toEqual({ q: "x", mode: "search", n: 20 });
+		expect(JSON.parse(sent[3]?.body ?? "")).toEqual({ path: "a.md", selection: "sel" });
+		expect(sent[5]?.body).toBeUndefined();
+		expect(sent[0]?.headers["Content-Type"]).toBe("application/json");
+	});
+});

@@ -1,0 +1,255 @@
+/**
+ * A small implementation of the Engram HTTP contract (protocol 1), for unit tests (in memory)
+ * and for the e2e stand-in server (on disk). Keyword matching only; it exists to exercise the
+ * plugin, never to stand in for the real backend's behaviour in the final end-to-end test.
+ */
+import type { HostRequest, HostResponse } from "./shim/host";
+
+export interface NoteStore {
+	list(): Promise<string[]>;
+	read(path: string): Promise<string>;
+	write(path: string, text: string): Promise<void>;
+}
+
+interface FactRecord {
+	id: string;
+	path: string;
+	title: string;
+	text: string;
+	factType: string;
+	importanceScore: number;
+	confidence: number;
+	lifecycleState: string;
+	tags: string[];
+	entities: string[];
+	supersededBy: string | null;
+	contradictsWith: string[];
+	timestamp: string;
+	updatedAt: string;
+	sync: { state: "off" };
+}
+
+const COLLECTION = "vault";
+
+function json(status: number, body: unknown): HostResponse {
+	return { status, text: JSON.stringify(body), headers: { "content-type": "application/json" } };
+}
+
+function error(status: number, code: string, message: string): HostResponse {
+	return json(status, { error: { code, message } });
+}
+
+function titleOf(path: string, text: string): string {
+	const m = /^#\s+(.+)$/m.exec(text);
+	return m?.[1]?.trim() ?? (path.split("/").pop() ?? path).replace(/\.md$/, "");
+}
+
+function slug(s: string): string {
+	return s.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "").slice(0, 40) || "fact";
+}
+
+export class FakeEngram {
+	token = "test-token";
+	facts: FactRecord[] = [];
+	indexRequests: unknown[] = [];
+	activeNotes: unknown[] = [];
+	requests: Array<{ method: string; path: string }> = [];
+	/** Artificial latency per request path prefix, in ms (to test stale replies). */
+	delays = new Map<string, number>();
+	private nextId = 1;
+
+	constructor(
+		private readonly notes: NoteStore,
+		readonly vaultPath: string,
+		private readonly now: () => Date = () => new Date(),
+	) {}
+
+	async handle(req: HostRequest): Promise<HostResponse> {
+		const url = new URL(req.url);
+		const method = (req.method ?? "GET").toUpperCase();
+		this.requests.push({ method, path: url.pathname + url.search });
+		for (const [prefix, ms] of this.delays) {
+			if (url.pathname.startsWith(prefix)) await new Promise((r) => setTimeout(r, ms));
+		}
+		if (url.pathname === "/v1/health") {
+			return json(200, { ok: true, name: "engram", version: "0.1.0-fake", protocol: 1 });
+		}
+		const auth = req.headers?.Authorization ?? req.headers?.authorization;
+		if (auth !== `Bearer ${this.token}`) return error(401, "unauthorized", "Missing or wrong bearer token");
+		let body: Record<string, unknown> = {};
+		if (typeof req.body === "string" && req.body !== "") {
+			try {
+				body = JSON.parse(req.body) as Record<string, unknown>;
+			} catch {
+				return error(400, "bad_json", "Body is not JSON");
+			}
+		}
+		try {
+			return await this.route(method, url, body);
+		} catch (err) {
+			return error(500, "internal", (err as Error).message);
+		}
+	}
+
+	private async route(method: string, url: URL, body: Record<string, unknown>): Promise<HostResponse> {
+		const p = url.pathname;
+		if (method === "GET" && p === "/v1/status") return json(200, await this.status());
+		if (method === "POST" && p === "/v1/query") return json(200, await this.query(String(body.q ?? ""), String(body.mode ?? "search")));
+		if (method === "GET" && p === "/v1/facts") {
+			const limit = Number(url.searchParams.get("limit") ?? 20);
+			const live = this.facts.filter((f) => f.lifecycleState !== "archived");
+			return json(200, { facts: [...live].reverse().slice(0, limit) });
+		}
+		if (method === "POST" && p === "/v1/facts") return json(201, { fact: await this.addFact(String(body.text ?? ""), null) });
+		if (method === "POST" && p === "/v1/facts/from-note") return this.fromNote(body);
+		const factMatch = /^\/v1\/facts\/([^/]+)$/.exec(p);
+		if (factMatch) {
+			const fact = this.facts.find((f) => f.id === decodeURIComponent(factMatch[1] ?? ""));
+			if (!fact) return error(404, "not_found", "No such fact");
+			if (method === "GET") return json(200, { fact });
+			if (method === "DELETE") {
+				fact.lifecycleState = "archived";
+				return json(200, { fact });
+			}
+			if (method === "PATCH") {
+				Object.assign(fact, body);
+				return json(200, { fact });
+			}
+		}
+		if (method === "GET" && p === "/v1/notes/metadata") return this.metadata(url.searchParams.get("path") ?? "");
+		if (method === "POST" && p === "/v1/index") {
+			this.indexRequests.push(Object.keys(body).length ? body : null);
+			return json(202, { job: { id: `job-${this.indexRequests.length}`, state: "queued" } });
+		}
+		if (method === "POST" && p === "/v1/active-note") {
+			this.activeNotes.push(body);
+			return { status: 204, text: "", headers: {} };
+		}
+		return error(404, "not_found", `No route ${method} ${p}`);
+	}
+
+	private async status(): Promise<unknown> {
+		const notes = await this.notes.list();
+		return {
+			version: "0.1.0-fake",
+			vault: { path: this.vaultPath, collection: COLLECTION },
+			documents: notes.length,
+			chunks: notes.length * 2,
+			embedded: 0,
+			indexing: { state: "idle", done: notes.length, total: notes.length, lastUpdate: this.now().toISOString() },
+			models: { embed: { id: "none", state: "missing" }, rerank: { id: "none", state: "missing" }, generate: { id: "none", state: "missing" } },
+			watcher: { enabled: false, queue: 0 },
+			sync: { configured: false, state: "off", pending: 0, lastSync: null },
+			lastError: null,
+		};
+	}
+
+	private async query(q: string, mode: string): Promise<unknown> {
+		const terms = q.toLowerCase().split(/\s+/).filter(Boolean);
+		const results = [];
+		for (const path of await this.notes.list()) {
+			const text = await this.notes.read(path);
+			const lines = text.split("\n");
+			let hits = 0;
+			let best = -1;
+			lines.forEach((line, i) => {
+				const lower = line.toLowerCase();
+				const n = terms.filter((t) => lower.includes(t)).length;
+				if (n > 0 && best < 0) best = i;
+				hits += n;
+			});
+			if (hits === 0 || best < 0) continue;
+			const snippet = lines[best] ?? "";
+			const chars = Array.from(snippet.toLowerCase());
+			const lowerSnippet = chars.join("");
+			const highlights: Array<[number, number]> = [];
+			for (const t of terms) {
+				let from = 0;
+				for (;;) {
+					const at = lowerSnippet.indexOf(t, from);
+					if (at < 0) break;
+					const start = Array.from(lowerSnippet.slice(0, at)).length;
+					highlights.push([start, start + Array.from(t).length]);
+					from = at + t.length;
+				}
+			}
+			const fm = /^factType:\s*(\S+)/m.exec(text);
+			results.push({
+				docid: slug(path).slice(0, 6),
+				collection: COLLECTION,
+				path,
+				title: titleOf(path, text),
+				score: Math.min(1, hits / (terms.length * 2)),
+				snippet,
+				highlights,
+				line: best + 1,
+				context: null,
+				factType: fm?.[1] ?? null,
+			});
+		}
+		results.sort((a, b) => b.score - a.score || a.path.localeCompare(b.path));
+		const notices = mode === "query" ? ["Deep search: the stand-in matches keywords only"] : [];
+		return { results: results.slice(0, 20), notices };
+	}
+
+	private async addFact(text: string, source: string | null): Promise<FactRecord> {
+		const id = `f${String(this.nextId++).padStart(7, "0")}`;
+		const title = text.split("\n")[0]?.replace(/^#+\s*/, "").slice(0, 60) || "Fact";
+		const path = `Engram/facts/${slug(title)}-${id.slice(0, 8)}.md`;
+		const at = this.now().toISOString();
+		const fact: FactRecord = {
+			id, path, title, text, factType: "fact", importanceScore: 0.5, confidence: 0.9,
+			lifecycleState: "active", tags: [], entities: source ? [`[[${source.replace(/\.md$/, "")}]]`] : [],
+			supersededBy: null, contradictsWith: [], timestamp: at, updatedAt: at, sync: { state: "off" },
+		};
+		await this.notes.write(path, `---\nid: ${id}\nfactType: fact\n---\n# ${title}\n\n${text}\n`);
+		this.facts.push(fact);
+		return fact;
+	}
+
+	private async fromNote(body: Record<string, unknown>): Promise<HostResponse> {
+		const path = String(body.path ?? "");
+		if (!(await this.notes.list()).includes(path)) return error(404, "not_found", `No note ${path}`);
+		const selection = typeof body.selection === "string" && body.selection !== "" ? body.selection : null;
+		const text = selection ?? (await this.notes.read(path));
+		return json(201, { fact: await this.addFact(text, path) });
+	}
+
+	private async metadata(path: string): Promise<HostResponse> {
+		const all = await this.notes.list();
+		if (!all.includes(path)) return error(404, "not_found", `${path} is not indexed`);
+		const text = await this.notes.read(path);
+		const base = (path.split("/").pop() ?? path).replace(/\.md$/, "");
+		const backlinks: Array<{ path: string; title: string; line: number; context: string }> = [];
+		for (const other of all) {
+			if (other === path) continue;
+			const lines = (await this.notes.read(other)).split("\n");
+			const i = lines.findIndex((l) => l.includes(`[[${base}]]`) || l.includes(`[[${base}|`));
+			if (i >= 0) backlinks.push({ path: other, title: titleOf(other, lines.join("\n")), line: i + 1, context: lines[i] ?? "" });
+		}
+		const fact = this.facts.find((f) => f.path === path) ?? null;
+		const related = all
+			.filter((o) => o !== path && !backlinks.some((b) => b.path === o))
+			.slice(0, 3)
+			.map((o, i) => ({ path: o, title: titleOf(o, ""), score: 0.5 - i * 0.1 }));
+		return json(200, {
+			path,
+			title: titleOf(path, text),
+			frontmatter: {},
+			fact,
+			backlinks,
+			related,
+			coverage: { indexed: true, indexedAt: this.now().toISOString(), chunks: 2, embedded: false },
+		});
+	}
+
+	/** The discovery.json content for a server at `url`. */
+	discovery(url: string, pid: number): Record<string, unknown> {
+		const port = Number(new URL(url).port);
+		return {
+			name: "engram", version: "0.1.0-fake", protocol: 1, url, port, token: this.token, pid,
+			startedAt: this.now().toISOString(), vault: this.vaultPath,
+			capabilities: ["search", "query", "facts", "graph", "index", "sync"],
+		};
+	}
+}
