@@ -134,6 +134,7 @@ FINDER_ROWS = [
     (4, "b/Note.md", "Note", []),
     (5, "Daily/2024-05-07.md", "Tuesday standup", []),
     (6, "Daily/2024-05-08.md", "2024-05-08", []),
+    (7, "Café Notes.md", "Café Notes", []),
 ]
 
 
@@ -148,6 +149,7 @@ FINDER_ROWS = [
         ("Tuesday standup", "Daily/2024-05-07.md"),  # title
         ("pricing", "Projects/Pricing Model.md"),  # a part only one note has
         ("a/Note", "a/Note.md"),
+        ("cafe notes", "Café Notes.md"),  # accents are optional
     ],
 )
 def test_finder_accepts_path_name_alias_title(query: str, path: str) -> None:

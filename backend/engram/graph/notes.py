@@ -9,6 +9,7 @@ rapidfuzz through `vault.resolve.candidates`).
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterable
 
 from engram.errors import NotFoundError
@@ -24,10 +25,14 @@ class NoteFinder:
 
     def __init__(self, rows: Iterable[tuple[int, str, str, list[str]]]) -> None:
         self.refs: dict[str, NoteRef] = {}
+        self._folded: dict[str, set[str]] = {}  # accent-free path, name, title, alias -> paths
         infos = []
         for doc_id, path, title, aliases in rows:
             self.refs[path] = NoteRef(path, title, doc_id)
             infos.append((path, NoteInfo(aliases=tuple(aliases), title=title)))
+            stem = path.removesuffix(".md")
+            for label in (stem, stem.rpartition("/")[2], title, *aliases):
+                self._folded.setdefault(fold(label), set()).add(path)
         self.index = LinkIndex.build(self.refs, infos)
         self._lower = {p.lower(): p for p in self.refs}
 
@@ -45,6 +50,9 @@ class NoteFinder:
             if hit.alternatives == 0 or hit.rule == "exact":
                 return self.refs[hit.path]
             return self._ambiguous(text)
+        plain = self._folded.get(fold(text.removesuffix(".md")), set())
+        if len(plain) == 1:  # `cafe notes` for `Café Notes.md`
+            return self.refs[next(iter(plain))]
         found = candidates(text, self.index, limit=SUGGESTIONS * 2)
         sure = {c.path for c in found if c.score >= EXACT}
         if len(sure) > 1:
@@ -63,6 +71,13 @@ class NoteFinder:
         return hit.path if hit.rule == "alias" and hit.alternatives == 0 else None
 
     def _ambiguous(self, text: str) -> NoteRef:
-        options = [c.path for c in candidates(text, self.index, limit=SUGGESTIONS * 2)]
-        sure = [p for p in options if p in self.refs][:SUGGESTIONS]
-        raise NotFoundError(f"several notes match {text!r}; give a path", sure)
+        found = candidates(text, self.index, limit=SUGGESTIONS * 2)
+        exact = [c.path for c in found if c.score >= EXACT]  # the equally good ones only
+        listed = (exact if len(exact) > 1 else [c.path for c in found])[:SUGGESTIONS]
+        raise NotFoundError(f"several notes match {text!r}; give a path", listed)
+
+
+def fold(text: str) -> str:
+    """Lower case without accents (NFKD, combining marks dropped), for forgiving lookups."""
+    decomposed = unicodedata.normalize("NFKD", text.strip())
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch)).casefold()
