@@ -86,10 +86,16 @@ def refresh(db: Database, scopes: Iterable[Scope], configured: Iterable[str]) ->
     started = time.perf_counter()
     added = removed = checked = changed = 0
     touched = False
+    scopes = list(scopes)
+    walked = {  # the folder walks happen before the write lock is taken
+        s.collection: vault_files(s.root)
+        for s in scopes
+        if s.only_paths is None or not store.has_files(db.conn, s.collection)
+    }
     with db.write() as conn:
         store.prune_files(conn, configured)
         for scope in scopes:
-            a, r, affected = _sync_files(conn, scope)
+            a, r, affected = _sync_files(conn, scope, walked.get(scope.collection))
             links = store.links_to_resolve(
                 conn, scope.collection, scope.changed_ids, scope.changed_ids, affected
             )
@@ -108,13 +114,13 @@ def generation(conn: Any) -> int:
     return int(docs.get_meta(conn, GENERATION_KEY) or 0)
 
 
-def _sync_files(conn: Any, scope: Scope) -> tuple[int, int, set[str]]:
-    """Update the collection's file list; return (added, removed, affected link keys)."""
+def _sync_files(conn: Any, scope: Scope, on_disk: set[str] | None) -> tuple[int, int, set[str]]:
+    """Update the collection's file list from a walk of its folder (`on_disk`; a watcher
+    update gives paths instead); return (added, removed, affected link keys)."""
     name = scope.collection
     added: list[str] = []
     removed: list[str] = []
-    if scope.only_paths is None or not store.has_files(conn, name):  # first time: walk it all
-        on_disk = vault_files(scope.root)
+    if on_disk is not None:
         stored = store.file_paths(conn, name)
         added = sorted(on_disk - stored)
         removed = sorted(stored - on_disk)
@@ -122,7 +128,7 @@ def _sync_files(conn: Any, scope: Scope) -> tuple[int, int, set[str]]:
         for path in removed:
             store.remove_file(conn, name, path)
     else:
-        for path in sorted(scope.only_paths | set(scope.removed)):
+        for path in sorted((scope.only_paths or frozenset()) | set(scope.removed)):
             if _is_vault_file(scope.root, path):
                 if store.add_file(conn, name, path, link_key(path)):
                     added.append(path)
