@@ -47,7 +47,17 @@ class RetrievalMixin(Core):
             else list(self.settings.collections)
         )
         specs = [indexer.CollectionSpec(c.name, c.path, c.pattern, c.ignore) for c in cols]
-        return indexer.update(self.db, specs, self.settings.max_file_bytes, progress, only_paths)
+        report = indexer.update(self.db, specs, self.settings.max_file_bytes, progress, only_paths)
+        self.after_update(report, specs, only_paths)
+        return report
+
+    def after_update(
+        self,
+        report: indexer.UpdateReport,
+        specs: list[indexer.CollectionSpec],
+        only_paths: dict[str, set[str]] | None,
+    ) -> None:
+        """Derived work once files are indexed; mixins extend it (and call super())."""
 
     def parse(
         self, query: str, collections: Iterable[str] = (), filters: Filters | None = None

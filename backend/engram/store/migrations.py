@@ -138,6 +138,36 @@ def m002_chunks(conn: Any) -> None:
     )
 
 
+def m003_link_resolution(conn: Any) -> None:
+    """Where each link points (file, indexed note, heading/block found) and the vault's files.
+
+    `links.key` is the target's lookup key (vault.resolve.link_key); NULL marks a link not yet
+    resolved, so links stored before this migration are resolved by the next update.
+    `vault_files` lists every file of a collection's folder (notes and attachments alike):
+    Obsidian resolves links against all of them, not only the indexed ones.
+    """
+    _script(
+        conn,
+        """
+        ALTER TABLE links ADD COLUMN key TEXT;
+        ALTER TABLE links ADD COLUMN resolved_path TEXT;
+        ALTER TABLE links ADD COLUMN resolved_doc_id INTEGER
+            REFERENCES documents (id) ON DELETE SET NULL;
+        ALTER TABLE links ADD COLUMN heading_ok INTEGER;
+        ALTER TABLE links ADD COLUMN block_ok INTEGER;
+        CREATE INDEX links_key ON links (key);
+        CREATE INDEX links_resolved_doc ON links (resolved_doc_id);
+        CREATE TABLE vault_files (
+            collection TEXT NOT NULL,
+            path TEXT NOT NULL,
+            key TEXT NOT NULL,
+            PRIMARY KEY (collection, path)
+        ) WITHOUT ROWID;
+        CREATE INDEX vault_files_key ON vault_files (collection, key);
+        """,
+    )
+
+
 def m005_llm_cache(conn: Any) -> None:
     """Model outputs worth keeping: query expansions and rerank scores, by model + input."""
     _script(
@@ -154,7 +184,12 @@ def m005_llm_cache(conn: Any) -> None:
     )
 
 
-MIGRATIONS: list[Callable[[Any], None]] = [m001_documents, m002_chunks, m005_llm_cache]
+MIGRATIONS: list[Callable[[Any], None]] = [
+    m001_documents,
+    m002_chunks,
+    m003_link_resolution,
+    m005_llm_cache,
+]
 
 
 def apply(conn: Any) -> list[str]:

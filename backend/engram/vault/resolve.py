@@ -13,10 +13,12 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from rapidfuzz import fuzz, process
 
-from .parse import ParsedNote
+if TYPE_CHECKING:  # parsing libraries load only when indexing
+    from .parse import ParsedNote
 
 # Obsidian's stripHeading: ASCII punctuation becomes a space (hyphen, underscore and
 # apostrophe survive), runs of spaces shrink to one; we also ignore case.

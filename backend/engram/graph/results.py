@@ -1,0 +1,250 @@
+"""What graph operations return: frozen values with the JSON shape adapters print."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class NoteRef:
+    """A note of the vault: collection-relative path, title, index id."""
+
+    path: str
+    title: str
+    doc_id: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON shape."""
+        return {"path": self.path, "title": self.title}
+
+
+@dataclass(frozen=True)
+class LinkRef:
+    """One link seen from a note: for backlinks `path` is the linking note, for outgoing
+    links the file the link resolves to (None when it resolves to nothing)."""
+
+    path: str | None
+    title: str | None
+    line: int  # line of the link in the note it is written in
+    context: str  # that line's text
+    target: str  # as written, without #heading or |display
+    kind: str  # wikilink | markdown | frontmatter
+    embed: bool
+    heading: str | None = None
+    block: str | None = None
+    display: str | None = None
+    note: bool = False  # the other end is an indexed note (not an attachment)
+    heading_found: bool | None = None  # None: no heading asked, or not checked
+    block_found: bool | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON shape."""
+        return {
+            "path": self.path,
+            "title": self.title,
+            "line": self.line,
+            "context": self.context,
+            "target": self.target,
+            "kind": self.kind,
+            "embed": self.embed,
+            "heading": self.heading,
+            "block": self.block,
+            "display": self.display,
+            "resolved": self.path is not None,
+            "note": self.note,
+            "headingFound": self.heading_found,
+            "blockFound": self.block_found,
+        }
+
+
+@dataclass(frozen=True)
+class UnresolvedLink:
+    """A link to no file (or, when asked, to a missing heading or block)."""
+
+    source: str  # the note it is written in
+    target: str  # as written, without #heading or |display
+    line: int
+    context: str
+    kind: str
+    embed: bool
+    heading: str | None = None
+    block: str | None = None
+    reason: str = "file"  # file | heading | block
+    alias_of: str | None = None  # a note whose frontmatter alias this target is
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON shape."""
+        return {
+            "source": self.source,
+            "target": self.target,
+            "line": self.line,
+            "context": self.context,
+            "kind": self.kind,
+            "embed": self.embed,
+            "heading": self.heading,
+            "block": self.block,
+            "reason": self.reason,
+            "aliasOf": self.alias_of,
+        }
+
+
+@dataclass(frozen=True)
+class Neighbor:
+    """A note within N hops: hops ignoring direction, and how it is reached."""
+
+    path: str
+    title: str
+    distance: int
+    direction: str  # out (follow links) | in (follow backlinks) | both | mixed
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON shape."""
+        return {
+            "path": self.path,
+            "title": self.title,
+            "distance": self.distance,
+            "direction": self.direction,
+        }
+
+
+@dataclass(frozen=True)
+class PathStep:
+    """A note on a path; `direction` is how the previous note relates to it."""
+
+    path: str
+    title: str
+    direction: str | None  # out: previous links here; in: this links to previous; both
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON shape."""
+        return {"path": self.path, "title": self.title, "direction": self.direction}
+
+
+@dataclass(frozen=True)
+class NotePath:
+    """The shortest chain of links between two notes (empty `steps` when there is none)."""
+
+    source: str
+    target: str
+    directed: bool
+    steps: tuple[PathStep, ...]
+
+    @property
+    def found(self) -> bool:
+        """Is there a path?"""
+        return bool(self.steps)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON shape."""
+        return {
+            "from": self.source,
+            "to": self.target,
+            "directed": self.directed,
+            "found": self.found,
+            "length": max(len(self.steps) - 1, 0),
+            "steps": [s.to_dict() for s in self.steps],
+        }
+
+
+@dataclass(frozen=True)
+class RankedNote:
+    """A note with its score (0..1, the best is 1) and its link counts."""
+
+    rank: int
+    path: str
+    title: str
+    score: float
+    backlinks: int  # notes linking here
+    links: int  # notes linked from here
+    hit: bool = False  # with --about: the note itself matched the query
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON shape."""
+        return {
+            "rank": self.rank,
+            "path": self.path,
+            "title": self.title,
+            "score": self.score,
+            "backlinks": self.backlinks,
+            "links": self.links,
+            "hit": self.hit,
+        }
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """Notes ranked by influence (PageRank) or bridging (betweenness), maybe about a query."""
+
+    by: str
+    about: str | None
+    method: str  # how the scores were computed, e.g. sampling
+    notes: tuple[RankedNote, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON shape."""
+        return {
+            "by": self.by,
+            "about": self.about,
+            "method": self.method,
+            "notes": [n.to_dict() for n in self.notes],
+        }
+
+
+@dataclass(frozen=True)
+class Theme:
+    """A community of densely linked notes, summarised by its top notes and tags."""
+
+    id: int
+    label: str
+    size: int
+    notes: tuple[NoteRef, ...]  # most influential first
+    tags: tuple[tuple[str, int], ...]  # (tag, how many of its notes carry it)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON shape."""
+        return {
+            "id": self.id,
+            "label": self.label,
+            "size": self.size,
+            "notes": [n.to_dict() for n in self.notes],
+            "tags": [{"tag": t, "notes": c} for t, c in self.tags],
+        }
+
+
+@dataclass(frozen=True)
+class NoteLinks:
+    """A note and its backlinks or outgoing links."""
+
+    collection: str
+    note: NoteRef
+    links: tuple[LinkRef, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON shape (the CLI prints only `links`)."""
+        return {
+            "collection": self.collection,
+            "note": self.note.to_dict(),
+            "links": [link.to_dict() for link in self.links],
+        }
+
+
+@dataclass(frozen=True)
+class Neighborhood:
+    """The notes around one note, up to `depth` hops."""
+
+    collection: str
+    note: NoteRef
+    depth: int
+    direction: str
+    neighbors: tuple[Neighbor, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON shape (the CLI prints only `neighbors`)."""
+        return {
+            "collection": self.collection,
+            "note": self.note.to_dict(),
+            "depth": self.depth,
+            "direction": self.direction,
+            "neighbors": [n.to_dict() for n in self.neighbors],
+        }
