@@ -31,6 +31,7 @@ OWNED = {
     "sqlean": {"store"},
     "sqlite_vec": {"store"},
     "networkx": {"graph"},
+    "igraph": {"graph"},
     "mcp": {"mcp_server"},
 }
 
