@@ -116,7 +116,7 @@ def test_adopting_a_hand_made_note_keeps_its_text_byte_for_byte(mem: Engram, vau
 def test_notes_made_from_the_template_are_adopted_anywhere(mem: Engram, vault: Path) -> None:
     template = read(vault, "Templates/new-fact.md")
     filled = template.replace("{{title}}", "Roaster lead time").replace(
-        "{{date:YYYY-MM-DDTHH:mm:ssZ}}", "2026-03-04T10:00:00+01:00"
+        "{{date:YYYY-MM-DD[T]HH:mm:ssZ}}", "2026-03-04T10:00:00+01:00"
     )
     (vault / "Inbox").mkdir()
     text = filled + "Casa Tostado promised delivery by Friday.\n"

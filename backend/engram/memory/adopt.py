@@ -71,8 +71,9 @@ def row_for(
     fact: Fact, doc_id: int, doc_hash: str, mtime: dt.datetime, written: str | None
 ) -> FactRow:
     """The index row of a fact note; a hash Engram did not write means a person edited it."""
-    if written is None:
-        editor, changed = fact.last_edited_by, fact.changed_at
+    if written is None:  # never written by Engram here: trust the note, and its file time
+        editor = fact.last_edited_by
+        changed = max(fact.changed_at, mtime) if editor == "human" else fact.changed_at
     elif written == doc_hash:
         editor, changed = "system", fact.changed_at
     else:

@@ -99,6 +99,12 @@ def summary_props(entries: list[DailyEntry], day: dt.date) -> dict[str, object]:
     }
 
 
+def readable(body: str) -> str:
+    """A daily note's body without Engram's marker lines (for context text)."""
+    lines = [ln for ln in body.splitlines() if ln.strip() not in (START, END)]
+    return "\n".join(lines).strip()
+
+
 def merge(existing: str | None, entries: list[DailyEntry], day: dt.date) -> str:
     """The note's new text: the generated section replaced (or appended), human text kept."""
     section = generated(entries)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from functools import lru_cache
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -68,18 +69,28 @@ def linker(
 
     A note is linked by its file name when that name is unique in the vault, else by its
     path; notes under `skip_prefixes` (facts, daily notes, templates) are not link targets.
+    Built linkers are cached by what they were built from (building one costs far more
+    than checking).
     """
-    rows = [r for r in notes if not str(r["path"]).startswith(skip_prefixes)]
+    rows = tuple(
+        (str(r["path"]), str(r["aliases"] or "[]"))
+        for r in notes
+        if not str(r["path"]).startswith(skip_prefixes)
+    )
+    return _linker(rows, tuple(sorted(set(entities))))
+
+
+@lru_cache(maxsize=4)
+def _linker(rows: tuple[tuple[str, str], ...], entities: tuple[str, ...]) -> AutoLinker:
     stems: dict[str, int] = {}
-    for r in rows:
-        stem = PurePosixPath(str(r["path"])).stem.lower()
+    for path, _ in rows:
+        stem = PurePosixPath(path).stem.lower()
         stems[stem] = stems.get(stem, 0) + 1
     targets = []
-    for r in rows:
-        path = str(r["path"])
+    for path, aliases in rows:
         stem = PurePosixPath(path).stem
         target = stem if stems[stem.lower()] == 1 else path.removesuffix(".md")
-        targets.append((target, fmt.str_list(_json_list(r["aliases"]))))
+        targets.append((target, fmt.str_list(_json_list(aliases))))
     return AutoLinker.for_vault(targets, entities)
 
 

@@ -25,7 +25,7 @@ TEMPLATE = f"""---
 # {", ".join(FACT_TYPES)}
 title: "{{{{title}}}}"
 factType:
-timestamp: "{{{{date:YYYY-MM-DDTHH:mm:ssZ}}}}"
+timestamp: "{{{{date:YYYY-MM-DD[T]HH:mm:ssZ}}}}"
 tags: []
 entities: []
 importanceScore:

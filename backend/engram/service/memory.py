@@ -25,6 +25,7 @@ from engram.store import admin
 from engram.store import facts as facts_store
 from engram.store.search import content_text
 from engram.vault.fsio import atomic_write_text
+from engram.vault.parse import split_frontmatter
 
 _NAME = re.compile(r"^[\w][\w.-]*$")
 
@@ -143,7 +144,7 @@ class MemoryMixin(RetrievalMixin):
         todo: dict[str, list[tuple[str, str, str, dt.datetime]]] = {}
         with self.db.write() as conn:
             for doc_id in report.changed_ids:
-                row = admin.document_by_id(conn, doc_id)
+                row = facts_store.document(conn, doc_id)
                 v = vaults.get(row["collection"]) if row is not None else None
                 if v is None:
                     continue
@@ -162,12 +163,12 @@ class MemoryMixin(RetrievalMixin):
         if not adopt.is_candidate(rel, indexed, v.facts_root, v.templates):
             facts_store.delete_doc(conn, doc_id)
             return None
-        data, body = props.read(content_text(conn, row["hash"]) or "")
-        if data is None:
+        if not indexed and "frontmatter" in str(row["warnings"]):
             facts_store.delete_doc(conn, doc_id)
             report.warnings.append((v.name, rel, "fact note with broken frontmatter: ignored"))
             return None
-        fact = fmt.from_props(data, body, rel)
+        _, body, _ = split_frontmatter(content_text(conn, row["hash"]) or "")
+        fact = fmt.from_props(indexed, body, rel)  # the indexer already parsed the YAML
         mtime = dt.datetime.fromtimestamp(row["mtime_ns"] / 1e9, dt.UTC).replace(microsecond=0)
         if not fact.id:
             facts_store.delete_doc(conn, doc_id)
@@ -241,8 +242,11 @@ class MemoryMixin(RetrievalMixin):
     def _fact_from_row(self, v: VaultCtx, row: Any, fresh: bool = False) -> Fact:
         """A Fact from its note (`fresh`: the file on disk; else the indexed copy)."""
         note = v.notes.read(str(row["path"])) if fresh else None
-        text = note.text if note else content_text(self.db.conn, row["hash"]) or ""
-        data, body = props.read(text)
+        if note is not None:
+            data, body = props.read(note.text)
+        else:  # the indexed copy: its frontmatter is already parsed, as JSON
+            data = json.loads(row["frontmatter"] or "{}")
+            body = split_frontmatter(content_text(self.db.conn, row["hash"]) or "")[1]
         fact = fmt.from_props(data or {}, body, str(row["path"]))
         last = fmt.to_time(row["last_access"])
         updated = fmt.to_time(row["updated_at"])
@@ -292,7 +296,7 @@ class MemoryMixin(RetrievalMixin):
         """The newest live facts (for the plugin's panel and agents)."""
         return self.fact_list(fact_type=fact_type, limit=limit, vault=vault)
 
-    def _write_daily(self, v: VaultCtx, day: dt.date) -> tuple[str, int, bool]:
+    def _write_daily(self, v: VaultCtx, day: dt.date, index: bool = True) -> tuple[str, int, bool]:
         """Regenerate one daily note; (path, facts listed, whether the file changed)."""
         since, until = daily.day_bounds(day)
         states = ("active", "dormant", "merged", "archived")
@@ -303,6 +307,6 @@ class MemoryMixin(RetrievalMixin):
         if not entries and not v.notes.exists(rel):
             return rel, 0, False  # no facts that day: no empty note
         changed = v.notes.merge(rel, lambda old: daily.merge(old, entries, day)) is not None
-        if changed:
+        if changed and index:
             self._index(v, {rel})
         return rel, len(entries), changed

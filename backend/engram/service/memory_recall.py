@@ -8,7 +8,7 @@ from typing import Any
 
 from engram.errors import InvalidInputError
 from engram.memory import context as ctx
-from engram.memory import dates, ledger, props, ranking
+from engram.memory import daily, dates, ledger, props, ranking
 from engram.memory import format as fmt
 from engram.memory import wake as wk
 from engram.memory.inputs import check_type, tier_bounds
@@ -47,7 +47,9 @@ class MemoryRecallMixin(MemoryWriteMixin):
             query, n=n, collections=[v.name], filters=Filters(doc_ids=ids) if ids else None
         )
         wanted = set(doc_ids)
-        return {r.doc_id: (r.score, r.snippet) for r in results if r.doc_id in wanted}
+        return {
+            r.doc_id: (r.score, r.snippet) for r in results if r.doc_id in wanted and r.score > 0
+        }
 
     def neighbours_for(self, v: VaultCtx) -> Neighbours:
         """Graph neighbours used by the context builder (default: the stored links table)."""
@@ -186,7 +188,7 @@ class MemoryRecallMixin(MemoryWriteMixin):
             rel = f"{v.facts_root}/daily/{day.isoformat()}.md"
             note = v.notes.read(rel)
             if note is not None:
-                _, body = props.read(note.text)
+                body = daily.readable(props.read(note.text)[1])
                 items.append(
                     ctx.ContextItem("daily", body.strip(), 1.0 - 0.1 * age, rel, day.isoformat())
                 )

@@ -296,9 +296,14 @@ class MemoryWriteMixin(MemoryMixin):
             fact.fact_type, fact.confidence, fact.importance, fact.text, fact.id[:8]
         )
         rel = ledger.ledger_path(v.facts_root, day)
+        touched = set()
         if v.notes.merge(rel, lambda old: ledger.merge(old, obs, day)) is not None:
-            self._index(v, {rel})
-        self._write_daily(v, day)
+            touched.add(rel)
+        daily_rel, _, changed = self._write_daily(v, day, index=False)
+        if changed:
+            touched.add(daily_rel)
+        if touched:
+            self._index(v, touched)
 
     def _autolink(
         self, v: VaultCtx, text: str, entities: Iterable[str]

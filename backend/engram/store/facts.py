@@ -44,7 +44,7 @@ class FactQuery:
 _SELECT = (
     "SELECT f.id, f.doc_id, f.fact_type, f.lifecycle, f.importance, f.confidence, f.scope,"
     " f.created_at, f.updated_at, f.superseded_by, f.last_edited_by, f.written_hash,"
-    " d.collection, d.path, d.hash, d.title, d.mtime_ns,"
+    " d.collection, d.path, d.hash, d.title, d.mtime_ns, d.frontmatter,"
     " coalesce(a.access_count, 0) AS access_count, a.last_access"
     " FROM facts f JOIN documents d ON d.id = f.doc_id LEFT JOIN fact_access a ON a.id = f.id"
 )
@@ -77,6 +77,15 @@ def upsert(conn: Any, row: FactRow) -> None:
             row.last_edited_by,
         ),
     )
+
+
+def document(conn: Any, doc_id: int) -> Any | None:
+    """What refreshing a fact needs from its document row (parsed frontmatter, warnings)."""
+    return conn.execute(
+        "SELECT id, collection, path, title, hash, mtime_ns, frontmatter, warnings"
+        " FROM documents WHERE id = ?",
+        (doc_id,),
+    ).fetchone()
 
 
 def by_doc(conn: Any, doc_id: int) -> Any | None:
