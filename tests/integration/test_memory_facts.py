@@ -92,6 +92,26 @@ def test_a_fact_is_a_readable_note(mem: Engram, vault: Path) -> None:
         mem.fact_add("x", fact_type="gossip")
     with pytest.raises(InvalidInputError, match="empty"):
         mem.fact_add("   ")
+    odd = mem.fact_add("a NUL\x00 would make the note binary", title="t\x00itle\nsplit")
+    assert odd.text == "a NUL would make the note binary" and odd.title == "title split"
+
+
+def test_vault_settings_follow_the_collection_and_are_checked(
+    mem: Engram, vault: Path, tmp_path: Path
+) -> None:
+    mem.collection_rename("Brewline", "brew")
+    assert mem.settings.default_vault == "brew" and mem.settings.vault("brew") is not None
+    assert mem.fact_add("Renamed vaults keep working.").path.startswith("Engram/")
+    other = tmp_path / "other"
+    other.mkdir()
+    with pytest.raises(config.ConfigError, match="facts_root"):
+        mem.init_vault(str(other), facts_root="../outside")
+    with pytest.raises(config.ConfigError, match="config_dir"):
+        mem.init_vault(str(other), config_dir="obsidian")
+    mem.collection_remove("brew")
+    assert mem.settings.default_vault is None
+    with pytest.raises(NotFoundError, match="engram init"):
+        mem.fact_list()
 
 
 def test_adopting_a_hand_made_note_keeps_its_text_byte_for_byte(mem: Engram, vault: Path) -> None:

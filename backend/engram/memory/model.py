@@ -102,9 +102,18 @@ def title_from_text(text: str, max_len: int = 80) -> str:
     return first or "Untitled fact"
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
 def normalize_text(text: str) -> str:
-    """Fact text as stored: LF line ends, no surrounding blank space."""
-    return text.replace("\r\n", "\n").replace("\r", "\n").strip()
+    """Fact text as stored: LF line ends, no control characters (a NUL would make the note
+    read as binary), no surrounding blank space."""
+    return _CONTROL.sub("", text.replace("\r\n", "\n").replace("\r", "\n")).strip()
+
+
+def clean_line(text: str) -> str:
+    """A one-line value (a title): control characters dropped, runs of space squeezed."""
+    return " ".join(_CONTROL.sub("", text).split())
 
 
 @dataclass(frozen=True)

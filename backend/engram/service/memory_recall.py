@@ -42,6 +42,8 @@ class MemoryRecallMixin(MemoryWriteMixin):
         The one relevance source of recall and context: BM25 today; switch it to hybrid
         search here and everything built on recall follows.
         """
+        if not doc_ids:
+            return {}
         ids = tuple(doc_ids) if len(doc_ids) <= MAX_ID_FILTER else None
         results = self.search(
             query, n=n, collections=[v.name], filters=Filters(doc_ids=ids) if ids else None

@@ -18,6 +18,7 @@ from engram.memory.model import (
     LIVE_STATES,
     TYPE_FOLDERS,
     Fact,
+    clean_line,
     file_name,
     folder_for,
     new_id,
@@ -62,7 +63,7 @@ class MemoryWriteMixin(MemoryMixin):
         fid, now = new_id(), self.clock()
         fact = Fact(
             id=fid,
-            title=" ".join((title or "").split()) or title_from_text(body),
+            title=clean_line(title or "") or title_from_text(body),
             text=linked,
             fact_type=kind,
             timestamp=now,
@@ -123,7 +124,7 @@ class MemoryWriteMixin(MemoryMixin):
             if tags is not None:
                 out = replace(out, tags=clean_tags(tags))
             fields: dict[str, Any] = {
-                "title": " ".join(title.split()) if title else None,
+                "title": clean_line(title) if title else None,
                 "fact_type": kind,
                 "importance": None
                 if importance is None
