@@ -21,6 +21,8 @@ DEFAULT_PATTERN = "**/*.md"
 DEFAULT_MAX_FILE_BYTES = 5_000_000
 DEFAULT_EMBED_MODEL = "default"
 MODEL_ROLES = ("embed", "rerank", "generate")
+DEFAULT_FACTS_ROOT = "Engram"
+DEFAULT_CONFIG_DIR = ".obsidian"
 
 
 class ConfigError(EngramError):
@@ -41,6 +43,24 @@ class Collection:
 
 
 @dataclass(frozen=True)
+class Vault:
+    """A collection that is an Obsidian vault holding agent memory (see docs/memory.md)."""
+
+    name: str  # the collection's name
+    facts_root: str = DEFAULT_FACTS_ROOT  # vault-relative folder for fact notes
+    config_dir: str = DEFAULT_CONFIG_DIR  # Obsidian's config folder name
+
+
+@dataclass(frozen=True)
+class MemorySettings:
+    """Lifecycle and recall tuning for facts."""
+
+    dormant_after_days: int = 30
+    archive_after_days: int = 180
+    half_life_days: int = 30
+
+
+@dataclass(frozen=True)
 class Settings:
     """Everything the facade needs to know, resolved once per process."""
 
@@ -56,6 +76,9 @@ class Settings:
     rerank_model: str | None = None
     generate_model: str | None = None
     n_threads: int = 2
+    vaults: tuple[Vault, ...] = ()
+    default_vault: str | None = None
+    memory: MemorySettings = MemorySettings()
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
@@ -66,6 +89,10 @@ class Settings:
     def collection(self, name: str) -> Collection | None:
         """The collection called `name`, if configured."""
         return next((c for c in self.collections if c.name == name), None)
+
+    def vault(self, name: str) -> Vault | None:
+        """The vault registered under a collection name, if any."""
+        return next((v for v in self.vaults if v.name == name), None)
 
 
 def xdg_dir(env: Mapping[str, str], var: str, fallback: str) -> Path:
@@ -126,6 +153,7 @@ def from_raw(raw: Mapping[str, Any]) -> Settings:
     unknown = set(models) - {*MODEL_ROLES, "n_threads"}
     if unknown:
         raise ConfigError(f"unknown key(s) under 'models': {', '.join(sorted(unknown))}")
+    vaults, default_vault = _vaults(raw, {c.name for c in collections})
     return Settings(
         index_name=DEFAULT_INDEX,
         data_dir=Path(),
@@ -139,7 +167,51 @@ def from_raw(raw: Mapping[str, Any]) -> Settings:
         rerank_model=_model_spec(models.get("rerank")),
         generate_model=_model_spec(models.get("generate")),
         n_threads=_positive_int(models.get("n_threads", default_threads()), "models.n_threads"),
+        vaults=vaults,
+        default_vault=default_vault,
+        memory=_memory(raw.get("memory")),
         raw=dict(raw),
+    )
+
+
+def _vaults(raw: Mapping[str, Any], collections: set[str]) -> tuple[tuple[Vault, ...], str | None]:
+    """`vaults: {collection: {facts_root, config_dir}}` and `default_vault`."""
+    spec = raw.get("vaults") or {}
+    if not isinstance(spec, Mapping):
+        raise ConfigError("'vaults' must be a mapping of collection name -> {facts_root, ...}")
+    out = []
+    for name, v in spec.items():
+        v = v or {}
+        if not isinstance(v, Mapping):
+            raise ConfigError(f"vault {name!r} must be a mapping (facts_root, config_dir)")
+        if str(name) not in collections:
+            continue  # its collection was removed: the vault entry is inert
+        root = str(v.get("facts_root") or DEFAULT_FACTS_ROOT).strip().strip("/")
+        cfg_dir = str(v.get("config_dir") or DEFAULT_CONFIG_DIR).strip().strip("/")
+        if not root or ".." in root.split("/") or root.startswith("."):
+            raise ConfigError(f"vault {name!r}: facts_root must be a visible folder in the vault")
+        if not cfg_dir.startswith(".") or "/" in cfg_dir:
+            raise ConfigError(
+                f"vault {name!r}: config_dir must be a dot-folder name like .obsidian"
+            )
+        out.append(Vault(str(name), root, cfg_dir))
+    default = raw.get("default_vault")
+    if default is not None and str(default) not in {v.name for v in out}:
+        default = None
+    return tuple(out), None if default is None else str(default)
+
+
+def _memory(spec: Any) -> MemorySettings:
+    if spec is None:
+        return MemorySettings()
+    if not isinstance(spec, Mapping):
+        raise ConfigError("'memory' must be a mapping (dormant_after_days, ...)")
+    base = MemorySettings()
+    return MemorySettings(
+        **{
+            key: _positive_int(spec.get(key, getattr(base, key)), f"memory.{key}")
+            for key in ("dormant_after_days", "archive_after_days", "half_life_days")
+        }
     )
 
 

@@ -113,8 +113,10 @@ def test_louvain_communities_are_stable_and_ordered() -> None:
     g = graph(BRIDGED, extra=("single",))
     groups = [names(g, c) for c in g.communities()]
     # the bridge "m" ties between the two triangles; either side is right, but always the same
-    assert groups in ([["a", "b", "c", "m"], ["x", "y", "z"], ["single"]],
-                      [["m", "x", "y", "z"], ["a", "b", "c"], ["single"]])  # largest first
+    assert groups in (
+        [["a", "b", "c", "m"], ["x", "y", "z"], ["single"]],
+        [["m", "x", "y", "z"], ["a", "b", "c"], ["single"]],
+    )  # largest first
     assert groups[-1] == ["single"]
     assert [len(c) for c in groups] == sorted((len(c) for c in groups), reverse=True)
     shuffled = list(BRIDGED)

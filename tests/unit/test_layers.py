@@ -85,3 +85,19 @@ def test_nothing_imports_the_adapters() -> None:
                 and parts[1] in {"cli", "server", "mcp_server"}
             ):
                 assert layer in {"cli", parts[1], "__main__"}, f"{path} imports {name}"
+
+
+def test_facade_mixins_never_shadow_each_other() -> None:
+    """Two facade parts defining the same name would silently replace one another; only the
+    hooks meant to chain through super() may repeat."""
+    from engram.service import Engram
+
+    chained = {"update", "after_update"}
+    owners: dict[str, list[str]] = {}
+    for cls in Engram.__mro__:
+        if cls.__module__.startswith("engram.service"):
+            for name in cls.__dict__:
+                if not name.startswith("__"):
+                    owners.setdefault(name, []).append(cls.__name__)
+    clashes = {n: o for n, o in owners.items() if len(o) > 1 and n not in chained}
+    assert clashes == {}

@@ -1,3 +1,10 @@
 """Import every command module so its commands register on the `engram` group."""
 
-from engram.cli import collections_cmds, graph_cmds, search_cmds, semantic_cmds  # noqa: F401
+from engram.cli import (  # noqa: F401
+    collections_cmds,
+    graph_cmds,
+    memory_cmds,
+    search_cmds,
+    semantic_cmds,
+    session_cmds,
+)

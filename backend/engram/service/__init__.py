@@ -5,10 +5,11 @@ from __future__ import annotations
 from engram.search.results import Document, Passage, SearchResult
 from engram.service.collections import CollectionsMixin
 from engram.service.graph import GraphMixin
+from engram.service.memory_recall import MemoryRecallMixin
 from engram.service.upkeep import UpkeepMixin
 
 
-class Engram(CollectionsMixin, GraphMixin, UpkeepMixin):
+class Engram(CollectionsMixin, GraphMixin, UpkeepMixin, MemoryRecallMixin):
     """Engram's operations over one index; the composition root builds it from Settings."""
 
 

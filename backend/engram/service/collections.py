@@ -93,6 +93,10 @@ class CollectionsMixin(Core):
             raw["collections"] = {
                 (new if k == old else k): v for k, v in raw["collections"].items()
             }
+            if old in (raw.get("vaults") or {}):  # a vault follows its collection
+                raw["vaults"] = {(new if k == old else k): v for k, v in raw["vaults"].items()}
+                if raw.get("default_vault") == old:
+                    raw["default_vault"] = new
 
         self.edit_config(change)
         with self.db.write() as conn:

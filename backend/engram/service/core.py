@@ -83,6 +83,9 @@ class Core:
             collections=fresh.collections,
             global_context=fresh.global_context,
             max_file_bytes=fresh.max_file_bytes,
+            vaults=fresh.vaults,
+            default_vault=fresh.default_vault,
+            memory=fresh.memory,
             raw=fresh.raw,
         )
 

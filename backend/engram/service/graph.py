@@ -88,7 +88,7 @@ class GraphMixin(RetrievalMixin):
         """Links to a note from the vault, each with its line and that line's text."""
         from engram.graph import links
 
-        name, vault = self._vault(collection, note)
+        name, vault = self._graph_of(collection, note)
         ref = self._find_note(name, vault, note)
         return NoteLinks(name, ref, tuple(links.backlinks(self.db.conn, ref.doc_id)))
 
@@ -96,7 +96,7 @@ class GraphMixin(RetrievalMixin):
         """Links written in a note, with where each resolves (None: nowhere)."""
         from engram.graph import links
 
-        name, vault = self._vault(collection, note)
+        name, vault = self._graph_of(collection, note)
         ref = self._find_note(name, vault, note)
         return NoteLinks(name, ref, tuple(links.outgoing(self.db.conn, ref.doc_id)))
 
@@ -106,12 +106,12 @@ class GraphMixin(RetrievalMixin):
         """Links to files that do not exist (with `subpaths`, also to missing headings/blocks)."""
         from engram.graph import links
 
-        name, vault = self._vault(collection)
+        name, vault = self._graph_of(collection)
         return links.unresolved(self.db.conn, name, subpaths, vault.finder.alias_holder)
 
     def orphans(self, collection: str | None = None) -> list[NoteRef]:
         """Notes with no link to or from another note."""
-        _, vault = self._vault(collection)
+        _, vault = self._graph_of(collection)
         g = vault.graph
         return [NoteRef(g.path_of(n), g.title_of(n), n) for n in g.orphans()]
 
@@ -123,7 +123,7 @@ class GraphMixin(RetrievalMixin):
             raise InvalidInputError("depth must be 1 or more")
         if direction not in DIRECTIONS:
             raise InvalidInputError(f"direction must be one of {', '.join(DIRECTIONS)}")
-        name, vault = self._vault(collection, note)
+        name, vault = self._graph_of(collection, note)
         ref = self._find_note(name, vault, note)
         g = vault.graph
         found = tuple(
@@ -136,7 +136,7 @@ class GraphMixin(RetrievalMixin):
         self, source: str, target: str, collection: str | None = None, directed: bool = False
     ) -> NotePath:
         """The shortest chain of links between two notes (either direction unless `directed`)."""
-        name, vault = self._vault(collection, source)
+        name, vault = self._graph_of(collection, source)
         a, b = self._find_note(name, vault, source), self._find_note(name, vault, target)
         g = vault.graph
         steps = tuple(
@@ -159,7 +159,7 @@ class GraphMixin(RetrievalMixin):
         """
         if by not in RANK_BY:
             raise InvalidInputError(f"--by must be one of {', '.join(RANK_BY)}")
-        name, vault = self._vault(collection)
+        name, vault = self._graph_of(collection)
         g = vault.graph
         seeds: dict[int, float] = {}
         if about is not None:
@@ -192,7 +192,7 @@ class GraphMixin(RetrievalMixin):
         """Louvain communities of linked notes, largest first, with top notes and tags."""
         from engram.store import graph as store
 
-        _, vault = self._vault(collection)
+        _, vault = self._graph_of(collection)
         g = vault.graph
         groups = [c for c in g.communities() if len(c) >= max(min_size, 1)]
         pagerank = g.pagerank()
@@ -235,7 +235,7 @@ class GraphMixin(RetrievalMixin):
                 text = full.relative_to(root).as_posix()
         return vault.finder.find(text)
 
-    def _vault(self, collection: str | None, note: str | None = None) -> tuple[str, _Vault]:
+    def _graph_of(self, collection: str | None, note: str | None = None) -> tuple[str, _Vault]:
         """The collection's graph and note finder, rebuilt only when the index changed."""
         from engram.graph.model import VaultGraph
         from engram.graph.notes import NoteFinder

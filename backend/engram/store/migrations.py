@@ -168,6 +168,36 @@ def m003_link_resolution(conn: Any) -> None:
     )
 
 
+def m004_facts(conn: Any) -> None:
+    """Facts: what memory needs from fact notes (rebuilt from them) plus access counts."""
+    _script(
+        conn,
+        """
+        CREATE TABLE facts (
+            id TEXT PRIMARY KEY,
+            doc_id INTEGER NOT NULL UNIQUE REFERENCES documents (id) ON DELETE CASCADE,
+            fact_type TEXT NOT NULL,
+            lifecycle TEXT NOT NULL,
+            importance REAL NOT NULL,
+            confidence REAL NOT NULL,
+            scope TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            superseded_by TEXT,
+            last_edited_by TEXT NOT NULL,
+            written_hash TEXT
+        );
+        CREATE INDEX facts_type ON facts (fact_type);
+        CREATE INDEX facts_created ON facts (created_at);
+        CREATE TABLE fact_access (
+            id TEXT PRIMARY KEY,
+            access_count INTEGER NOT NULL DEFAULT 0,
+            last_access TEXT
+        );
+        """,
+    )
+
+
 def m005_llm_cache(conn: Any) -> None:
     """Model outputs worth keeping: query expansions and rerank scores, by model + input."""
     _script(
@@ -188,6 +218,7 @@ MIGRATIONS: list[Callable[[Any], None]] = [
     m001_documents,
     m002_chunks,
     m003_link_resolution,
+    m004_facts,
     m005_llm_cache,
 ]
 

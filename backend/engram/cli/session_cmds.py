@@ -1,0 +1,179 @@
+"""recall, daily, memory context, checkpoint, wake, end-session."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from engram.cli.main import State, cli, echo_json, pass_state
+from engram.cli.memory_cmds import fact_line, vault_option
+
+
+@cli.command()
+@click.argument("query", nargs=-1)
+@click.option("--type", "fact_type", metavar="TYPE", help="Only this fact type.")
+@click.option("--tag", "tags", multiple=True, help="Only facts with this tag (repeatable).")
+@click.option("--scope", help="Only this scope.")
+@click.option("--since", metavar="DATE", help="From this date or phrase (2026-01-01, last week).")
+@click.option("--until", metavar="DATE", help="Up to this date or phrase (yesterday, 2025).")
+@click.option("--tier", "tier_name", type=click.Choice(["structural", "potential", "contextual"]))
+@click.option("--notes", "include_notes", is_flag=True, help="Include ordinary notes too.")
+@click.option("--all-states", is_flag=True, help="Include merged, archived and pruned facts.")
+@click.option("-n", "n", type=click.IntRange(min=1), default=10, show_default=True)
+@vault_option
+@pass_state
+def recall(
+    state: State,
+    query: tuple[str, ...],
+    all_states: bool,
+    vault: str | None,
+    as_json: bool,
+    **options: Any,
+) -> None:
+    """Recall facts: relevance × importance × recency. Date phrases in QUERY
+    ("this week", "yesterday", "since 2026-01-01") filter by date."""
+    states = ("active", "dormant", "merged", "archived", "pruned") if all_states else None
+    hits = state.engram.recall(" ".join(query), vault=vault, states=states, **options)
+    if as_json:
+        echo_json([h.to_dict() for h in hits])
+        return
+    if not hits:
+        click.echo("nothing recalled")
+    for h in hits:
+        if h.fact is not None:
+            click.echo(f"{h.score:.3f}  {fact_line(h.fact)}")
+        else:
+            click.echo(f"{h.score:.3f}  note      {h.title}  — {h.path}")
+
+
+@cli.command()
+@click.argument("day", required=False)
+@vault_option
+@pass_state
+def daily(state: State, day: str | None, vault: str | None, as_json: bool) -> None:
+    """Regenerate the daily note of DAY (default today; a date or "yesterday")."""
+    result = state.engram.daily(day, vault)
+    if as_json:
+        echo_json(result.to_dict())
+        return
+    status = "written" if result.written else "unchanged"
+    click.echo(f"{result.path}: {result.facts} facts ({status})")
+
+
+@cli.group()
+def memory() -> None:
+    """Memory as context for agents."""
+
+
+@memory.command("context")
+@click.argument("query", nargs=-1)
+@click.option(
+    "--profile",
+    type=click.Choice(["default", "planning", "incident", "handoff"]),
+    default="default",
+    show_default=True,
+    help="Which sources come first.",
+)
+@click.option(
+    "--budget",
+    type=click.IntRange(min=0),
+    default=4000,
+    show_default=True,
+    help="Token budget (characters / 4); never exceeded.",
+)
+@vault_option
+@pass_state
+def memory_context(
+    state: State,
+    query: tuple[str, ...],
+    profile: str,
+    budget: int,
+    vault: str | None,
+    as_json: bool,
+) -> None:
+    """Build context: facts by tier, daily notes, search hits, graph neighbours."""
+    result = state.engram.memory_context(" ".join(query) or None, profile, budget, vault)
+    if as_json:
+        echo_json(result.to_dict())
+        return
+    click.echo(result.text)
+    click.echo(f"\n[{len(result.items)} items, {result.used_tokens}/{budget} tokens]", err=True)
+
+
+@cli.command()
+@click.option("--working-on", required=True, help="What you are doing now.")
+@click.option("--focus", help="What matters most right now.")
+@click.option("--blocked", help="What is in the way.")
+@click.option("--urgent", is_flag=True, help="Mark the work urgent.")
+@vault_option
+@pass_state
+def checkpoint(
+    state: State,
+    working_on: str,
+    focus: str | None,
+    blocked: str | None,
+    urgent: bool,
+    vault: str | None,
+    as_json: bool,
+) -> None:
+    """Save where the session is; raises the dirty-exit flag until end-session."""
+    cp = state.engram.checkpoint(working_on, focus, blocked, urgent, vault)
+    if as_json:
+        echo_json(cp.to_dict())
+    else:
+        click.echo(f"checkpoint saved at {cp.to_dict()['timestamp']}: {cp.working_on}")
+
+
+@cli.command()
+@vault_option
+@pass_state
+def wake(state: State, vault: str | None, as_json: bool) -> None:
+    """Start a session: last checkpoint, dirty exit, recent memory (decayed by age)."""
+    result = state.engram.wake(vault)
+    if as_json:
+        echo_json(result.to_dict())
+        return
+    if result.dirty:
+        click.echo("the last session ended without end-session (dirty exit)")
+    if result.checkpoint:
+        cp = result.checkpoint.to_dict()
+        click.echo(f"last checkpoint {cp['timestamp']}: working on {cp['workingOn']}")
+        for key in ("focus", "blocked"):
+            if cp[key]:
+                click.echo(f"  {key}: {cp[key]}")
+    for r in result.recent:
+        click.echo(f"- [{r.fact_type}|i={r.importance:.2f}] {r.text} ({r.day.isoformat()})")
+    for title, facts in (
+        ("handoffs", result.handoffs),
+        ("open commitments", result.commitments),
+        ("active projects", result.projects),
+    ):
+        if facts:
+            click.echo(f"{title}:")
+            for f in facts:
+                click.echo(f"  {fact_line(f)}")
+
+
+@cli.command("end-session")
+@click.option("--summary", help="Store this as a handoff fact for the next session.")
+@click.option(
+    "--by",
+    "created_by",
+    envvar="ENGRAM_AGENT_ID",
+    default="cli",
+    help="Who ends the session (default $ENGRAM_AGENT_ID, else cli).",
+)
+@vault_option
+@pass_state
+def end_session(
+    state: State, summary: str | None, created_by: str, vault: str | None, as_json: bool
+) -> None:
+    """End the session cleanly: clears the dirty-exit flag."""
+    result = state.engram.end_session(summary, created_by, vault)
+    if as_json:
+        echo_json(result.to_dict())
+        return
+    click.echo("session ended" + (" (it was dirty)" if result.was_dirty else ""))
+    if result.handoff:
+        click.echo(f"handoff: {fact_line(result.handoff)}")

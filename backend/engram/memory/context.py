@@ -1,0 +1,111 @@
+"""Context building: profiles order the sources, a hard token budget (chars/4) cuts the list.
+
+Sources: `structural`, `potential` and `contextual` facts (by importance tier), `daily`
+(today's and yesterday's daily notes), `search` (hits for the query) and `graph` (notes
+1-2 links away from the hits). A profile says which source comes first; inside a source,
+higher scores first. Items are taken in that order while they fit; an item too big for what
+is left is cut to fit when at least MIN_CUT_TOKENS remain, else skipped.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from engram.errors import InvalidInputError
+
+SOURCES = ("structural", "potential", "contextual", "daily", "search", "graph")
+PROFILES: dict[str, tuple[str, ...]] = {
+    "default": ("structural", "daily", "search", "graph", "potential", "contextual"),
+    "planning": ("search", "graph", "structural", "potential", "daily", "contextual"),
+    "incident": ("structural", "search", "potential", "daily", "graph", "contextual"),
+    "handoff": ("daily", "structural", "potential", "search", "graph", "contextual"),
+}
+SEPARATOR = "\n\n"
+MIN_CUT_TOKENS = 24
+ELLIPSIS = " …"
+
+
+def estimate_tokens(text: str) -> int:
+    """Tokens as the budget counts them: characters / 4, rounded up."""
+    return math.ceil(len(text) / 4)
+
+
+@dataclass(frozen=True)
+class ContextItem:
+    """One piece of context: where it came from, how it scored, its text."""
+
+    source: str
+    text: str
+    score: float
+    ref: str  # vault path, or a fact id for facts
+    title: str = ""
+    truncated: bool = False
+
+    @property
+    def tokens(self) -> int:
+        """Tokens this item costs in the joined text (its separator included)."""
+        return estimate_tokens(self.text + SEPARATOR)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON shape."""
+        return {
+            "source": self.source,
+            "ref": self.ref,
+            "title": self.title,
+            "score": round(self.score, 4),
+            "tokens": self.tokens,
+            "truncated": self.truncated,
+            "text": self.text,
+        }
+
+
+def profile_order(profile: str) -> tuple[str, ...]:
+    """The source order of a profile; InvalidInputError names the profiles."""
+    try:
+        return PROFILES[profile]
+    except KeyError:
+        raise InvalidInputError(
+            f"unknown profile {profile!r}; use one of: {', '.join(PROFILES)}"
+        ) from None
+
+
+def fit(items: Iterable[ContextItem], profile: str, budget: int) -> list[ContextItem]:
+    """Items in profile order that fit the budget; the joined text never exceeds it.
+
+    The same `ref` is kept once, at its first (highest-priority) place.
+    """
+    if budget < 0:
+        raise InvalidInputError("the token budget must be zero or more")
+    rank = {source: i for i, source in enumerate(profile_order(profile))}
+    ordered = sorted(items, key=lambda it: (rank.get(it.source, len(rank)), -it.score, it.ref))
+    chosen: list[ContextItem] = []
+    seen: set[str] = set()
+    left = budget
+    for item in ordered:
+        if item.ref in seen or not item.text:
+            continue
+        if item.tokens <= left:
+            chosen.append(item)
+        elif left >= MIN_CUT_TOKENS:
+            chosen.append(_cut(item, left))
+        else:
+            continue
+        seen.add(item.ref)
+        left -= chosen[-1].tokens
+    return chosen
+
+
+def _cut(item: ContextItem, tokens: int) -> ContextItem:
+    room = tokens * 4 - len(SEPARATOR) - len(ELLIPSIS)
+    text = item.text[:room]
+    if " " in text[room // 2 :]:
+        text = text.rsplit(" ", 1)[0]
+    return replace(item, text=text + ELLIPSIS, truncated=True)
+
+
+def join(items: Iterable[ContextItem]) -> str:
+    """The context as one text."""
+    return SEPARATOR.join(it.text for it in items)

@@ -1,0 +1,128 @@
+"""Daily notes `daily/YYYY-MM-DD.md` (UTC): that day's facts, regenerated idempotently.
+
+Engram writes only between two markers (HTML comments, invisible in Obsidian's reading
+view) and its own frontmatter keys; a person's writing anywhere else in the note is kept
+byte for byte. Regenerating with the same facts gives the same bytes, so nothing is written.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from engram.errors import InvalidInputError
+from engram.memory import props
+from engram.memory.model import DAILY_FOLDER, Fact
+
+START = "<!-- engram:daily:start -->"
+END = "<!-- engram:daily:end -->"
+
+
+@dataclass(frozen=True)
+class DailyEntry:
+    """What a daily note shows for one fact."""
+
+    id: str
+    title: str
+    fact_type: str
+    importance: float
+    tier: str
+    created_by: str
+    timestamp: dt.datetime
+    link_target: str  # vault path without .md
+    lifecycle: str = "active"
+
+
+def entry_for(fact: Fact) -> DailyEntry:
+    """What the daily note shows for a fact."""
+    return DailyEntry(
+        fact.id,
+        fact.title,
+        fact.fact_type,
+        fact.importance,
+        fact.tier,
+        fact.created_by,
+        fact.timestamp,
+        fact.path.removesuffix(".md"),
+        fact.lifecycle,
+    )
+
+
+def day_bounds(day: dt.date) -> tuple[str, str]:
+    """[start, end) of a UTC day as the ISO timestamps facts are stored with."""
+    start = dt.datetime(day.year, day.month, day.day, tzinfo=dt.UTC)
+    end = start + dt.timedelta(days=1)
+    return start.strftime("%Y-%m-%dT%H:%M:%SZ"), end.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def daily_path(facts_root: str, day: dt.date) -> str:
+    """Vault-relative path of a day's note."""
+    return f"{facts_root}/{DAILY_FOLDER}/{day.isoformat()}.md"
+
+
+def type_label(fact_type: str) -> str:
+    """`session_summary` -> `Session Summary`."""
+    return " ".join(w.capitalize() for w in fact_type.replace("-", "_").split("_") if w)
+
+
+def _display(title: str) -> str:
+    return " ".join(title.replace("|", "/").replace("[", "(").replace("]", ")").split())
+
+
+def generated(entries: Iterable[DailyEntry]) -> str:
+    """The generated section (markers included): counts, then one list per fact type."""
+    items = sorted(entries, key=lambda e: (type_label(e.fact_type), e.timestamp, e.id))
+    by_type: dict[str, list[DailyEntry]] = {}
+    for e in items:
+        by_type.setdefault(e.fact_type, []).append(e)
+    counts = ", ".join(f"{len(v)} {type_label(k).lower()}" for k, v in by_type.items())
+    lines = [START, f"**{len(items)} facts**" + (f": {counts}" if counts else "")]
+    for kind, group in by_type.items():
+        lines += ["", f"## {type_label(kind)} ({len(group)})"]
+        for e in group:
+            state = "" if e.lifecycle == "active" else f", {e.lifecycle}"
+            lines.append(
+                f"- {e.timestamp:%H:%M} [[{e.link_target}|{_display(e.title)}]]"
+                f" — importance {e.importance:.2f} ({e.tier}{state}), by {e.created_by}"
+            )
+    lines.append(END)
+    return "\n".join(lines)
+
+
+def summary_props(entries: list[DailyEntry], day: dt.date) -> dict[str, object]:
+    """The frontmatter keys Engram owns in a daily note."""
+    return {
+        "date": day,
+        "factsCount": len(entries),
+        "factTypes": sorted({e.fact_type for e in entries}),
+    }
+
+
+def readable(body: str) -> str:
+    """A daily note's body without Engram's marker lines (for context text)."""
+    lines = [ln for ln in body.splitlines() if ln.strip() not in (START, END)]
+    return "\n".join(lines).strip()
+
+
+def merge(existing: str | None, entries: list[DailyEntry], day: dt.date) -> str:
+    """The note's new text: the generated section replaced (or appended), human text kept."""
+    section = generated(entries)
+    if existing is None:
+        head = f"---\n{props.dump(summary_props(entries, day))}\n---\n"
+        return f"{head}# {day.isoformat()}\n\n{section}\n"
+    start, end = existing.find(START), existing.find(END)
+    if (start < 0) != (end < 0) or (start >= 0 and end < start):
+        raise InvalidInputError(
+            "the daily note's engram markers are damaged; restore or delete both lines "
+            f"{START} and {END}"
+        )
+    if start < 0:
+        sep = "" if existing.endswith("\n\n") else ("\n" if existing.endswith("\n") else "\n\n")
+        text = f"{existing}{sep}{section}\n"
+    else:
+        text = existing[:start] + section + existing[end + len(END) :]
+    current, _ = props.read(text)
+    if current is None:
+        raise InvalidInputError("the daily note's frontmatter is not valid YAML; fix it first")
+    return props.edit(text, props.differing(current, summary_props(entries, day)))

@@ -1,0 +1,183 @@
+"""What memory operations return: frozen values with the JSON shape adapters print."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Any
+
+from engram.memory.context import ContextItem, join
+from engram.memory.model import Fact
+from engram.memory.wake import Checkpoint, Recent
+
+
+@dataclass(frozen=True)
+class VaultInfo:
+    """A registered vault."""
+
+    name: str
+    path: str
+    facts_root: str
+    config_dir: str
+    is_default: bool
+    template: str | None = None  # vault-relative path of new-fact.md
+    template_status: str | None = None  # written | kept (it existed) | None
+    templates_source: str | None = None  # where the templates folder name came from
+    documents: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON shape."""
+        return {
+            "name": self.name,
+            "path": self.path,
+            "factsRoot": self.facts_root,
+            "configDir": self.config_dir,
+            "default": self.is_default,
+            "template": self.template,
+            "templateStatus": self.template_status,
+            "templatesFolderFrom": self.templates_source,
+            "documents": self.documents,
+        }
+
+
+@dataclass(frozen=True)
+class RecallHit:
+    """A recalled fact (or note, with --notes) and the parts of its score."""
+
+    kind: str  # fact | note
+    path: str
+    title: str
+    score: float
+    relevance: float
+    importance: float
+    recency: float
+    fact: Fact | None = None
+    snippet: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fact's JSON (or path/title/snippet for a note) plus the score breakdown."""
+        base = self.fact.to_dict() if self.fact else {"path": self.path, "title": self.title}
+        return {
+            "kind": self.kind,
+            **base,
+            "snippet": self.snippet,
+            "score": round(self.score, 4),
+            "relevance": round(self.relevance, 4),
+            "importance": round(self.importance, 4),
+            "recency": round(self.recency, 4),
+        }
+
+
+@dataclass(frozen=True)
+class SupersedeResult:
+    """The old fact (now merged) and the fact that replaces it."""
+
+    old: Fact
+    new: Fact
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON shape."""
+        return {"old": self.old.to_dict(), "new": self.new.to_dict()}
+
+
+@dataclass(frozen=True)
+class DailyResult:
+    """A daily note after regeneration."""
+
+    date: dt.date
+    path: str
+    facts: int
+    written: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON shape."""
+        return {
+            "date": self.date.isoformat(),
+            "path": self.path,
+            "facts": self.facts,
+            "written": self.written,
+        }
+
+
+@dataclass(frozen=True)
+class ContextResult:
+    """The context that fits the budget, item by item."""
+
+    profile: str
+    budget: int
+    query: str | None
+    items: tuple[ContextItem, ...]
+
+    @property
+    def text(self) -> str:
+        """All items as one text (never over the budget)."""
+        return join(self.items)
+
+    @property
+    def used_tokens(self) -> int:
+        """Tokens the items cost."""
+        return sum(it.tokens for it in self.items)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON shape."""
+        return {
+            "profile": self.profile,
+            "budget": self.budget,
+            "usedTokens": self.used_tokens,
+            "query": self.query,
+            "items": [it.to_dict() for it in self.items],
+            "text": self.text,
+        }
+
+
+@dataclass(frozen=True)
+class WakeResult:
+    """What an agent needs when a session starts."""
+
+    today: dt.date
+    dirty: bool
+    checkpoint: Checkpoint | None
+    recent: tuple[Recent, ...]
+    handoffs: tuple[Fact, ...]
+    commitments: tuple[Fact, ...]
+    projects: tuple[Fact, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON shape."""
+        return {
+            "dirtyExit": self.dirty,
+            "checkpoint": self.checkpoint.to_dict() if self.checkpoint else None,
+            "recent": [r.to_dict(self.today) for r in self.recent],
+            "handoffs": [f.to_dict() for f in self.handoffs],
+            "commitments": [f.to_dict() for f in self.commitments],
+            "projects": [f.to_dict() for f in self.projects],
+        }
+
+
+@dataclass(frozen=True)
+class SessionEnd:
+    """end-session: whether the flag was up, and the handoff fact stored."""
+
+    was_dirty: bool
+    handoff: Fact | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON shape."""
+        return {
+            "wasDirty": self.was_dirty,
+            "handoff": self.handoff.to_dict() if self.handoff else None,
+        }
+
+
+@dataclass(frozen=True)
+class LifecycleChange:
+    """One fact moved to another lifecycle state by a sweep."""
+
+    id: str
+    path: str
+    old: str
+    new: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON shape."""
+        return {"id": self.id, "path": self.path, "from": self.old, "to": self.new}

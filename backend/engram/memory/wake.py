@@ -1,0 +1,178 @@
+"""Checkpoint and wake: surviving a session that dies without saying goodbye.
+
+`checkpoint` saves what the agent is working on to `<vault>/.engram/last-checkpoint.json`
+(plus a copy under `.engram/checkpoints/`) and raises the dirty flag; `end-session` lowers
+it. `wake` reports a dirty exit (the flag still up), the last checkpoint, and recent
+observations thinned by age (the decay table below).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from engram.memory import ledger
+from engram.memory.model import Fact, iso
+from engram.vault.fsio import atomic_write_text
+
+STATE_DIR = ".engram"
+LAST = "last-checkpoint.json"
+HISTORY = "checkpoints"
+DIRTY = "dirty-exit.flag"
+KEEP_HISTORY = 50
+
+# age in days -> (tiers kept, how many at most per tier or None); beyond the table: nothing.
+DECAY: tuple[tuple[range, dict[str, int | None]], ...] = (
+    (range(0, 1), {"structural": None, "potential": None}),
+    (range(1, 2), {"structural": None, "potential": 5}),
+    (range(2, 4), {"structural": None}),
+    (range(4, 7), {"structural": 3}),
+)
+WAKE_DAYS = 7
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """What the agent said it was doing, and when."""
+
+    working_on: str
+    timestamp: dt.datetime
+    focus: str | None = None
+    blocked: str | None = None
+    urgent: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON shape (also the file format)."""
+        return {
+            "workingOn": self.working_on,
+            "focus": self.focus,
+            "blocked": self.blocked,
+            "urgent": self.urgent,
+            "timestamp": iso(self.timestamp),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Checkpoint:
+        """Read a checkpoint file's JSON."""
+        when = dt.datetime.fromisoformat(str(data["timestamp"]))
+        return cls(
+            working_on=str(data.get("workingOn") or ""),
+            timestamp=when if when.tzinfo else when.replace(tzinfo=dt.UTC),
+            focus=data.get("focus"),
+            blocked=data.get("blocked"),
+            urgent=bool(data.get("urgent")),
+        )
+
+
+@dataclass(frozen=True)
+class Recent:
+    """Something wake may bring back: an observation or fact with its day and importance."""
+
+    key: str  # fact id prefix or ledger position, for de-duplication
+    day: dt.date
+    tier: str
+    importance: float
+    text: str
+    fact_type: str
+    ref: str = ""  # vault path when known
+
+    def to_dict(self, today: dt.date) -> dict[str, Any]:
+        """JSON shape."""
+        return {
+            "day": self.day.isoformat(),
+            "ageDays": (today - self.day).days,
+            "tier": self.tier,
+            "importanceScore": self.importance,
+            "factType": self.fact_type,
+            "text": self.text,
+            "path": self.ref or None,
+        }
+
+
+def decay_select(items: Iterable[Recent], today: dt.date) -> list[Recent]:
+    """Apply the decay table: today structural + potential; yesterday structural + top 5
+    potential; 2-3 days structural; 4-6 days top 3 structural; older or contextual: none.
+    "Top" is by importance, then newest. Result: newest band first, best first."""
+    out: list[Recent] = []
+    items = list(items)
+    for days, keep in DECAY:
+        band = [r for r in items if (today - r.day).days in days]
+        for tier_name, limit in keep.items():
+            chosen = sorted(
+                (r for r in band if r.tier == tier_name),
+                key=lambda r: (-r.importance, -r.day.toordinal(), r.key),
+            )
+            out.extend(chosen if limit is None else chosen[:limit])
+    return out
+
+
+def gather(
+    ledgers: dict[dt.date, str], live: dict[str, str], facts: Iterable[Fact]
+) -> list[Recent]:
+    """What wake chooses from: ledger lines (by day) and live facts without a line.
+
+    `live` maps the 8-character id prefix of every live fact to its path; a ledger line
+    tied to a fact that is no longer live (archived, merged, deleted) is dropped.
+    """
+    recent: dict[str, Recent] = {}
+    for day, text in ledgers.items():
+        for obs in ledger.parse(text, day):
+            if obs.fact_ref and obs.fact_ref not in live:
+                continue
+            key = obs.fact_ref or f"{day}:{obs.line}"
+            path = live.get(obs.fact_ref or "", "")
+            recent[key] = Recent(key, day, obs.tier, obs.importance, obs.text, obs.fact_type, path)
+    for f in facts:
+        key = f.id[:8]
+        if key not in recent:
+            text = ledger.one_line(f.text)
+            recent[key] = Recent(
+                key, f.timestamp.date(), f.tier, f.importance, text, f.fact_type, f.path
+            )
+    return list(recent.values())
+
+
+def state_dir(vault_root: Path) -> Path:
+    """`<vault>/.engram`."""
+    return vault_root / STATE_DIR
+
+
+def save_checkpoint(vault_root: Path, cp: Checkpoint) -> Path:
+    """Write the checkpoint and its history copy atomically, raise the dirty flag."""
+    folder = state_dir(vault_root)
+    text = json.dumps(cp.to_dict(), indent=2, ensure_ascii=False) + "\n"
+    atomic_write_text(folder / LAST, text)
+    history = folder / HISTORY
+    atomic_write_text(history / f"{cp.timestamp:%Y%m%dT%H%M%SZ}.json", text)
+    for old in sorted(history.glob("*.json"))[:-KEEP_HISTORY]:
+        old.unlink(missing_ok=True)
+    atomic_write_text(folder / DIRTY, iso(cp.timestamp) + "\n")
+    return folder / LAST
+
+
+def load_checkpoint(vault_root: Path) -> Checkpoint | None:
+    """The last checkpoint, or None (missing or unreadable file)."""
+    try:
+        data = json.loads((state_dir(vault_root) / LAST).read_text(encoding="utf-8"))
+        return Checkpoint.from_dict(data)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def is_dirty(vault_root: Path) -> bool:
+    """True when the last session checkpointed and never ended cleanly."""
+    return (state_dir(vault_root) / DIRTY).exists()
+
+
+def clear_dirty(vault_root: Path) -> bool:
+    """Lower the dirty flag; True when it was up."""
+    flag = state_dir(vault_root) / DIRTY
+    try:
+        flag.unlink()
+    except FileNotFoundError:
+        return False
+    return True

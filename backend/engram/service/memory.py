@@ -1,0 +1,312 @@
+"""Memory, part 1: vaults, keeping the fact index in step with the notes, reading facts."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from engram import config
+from engram.errors import ConflictError, InvalidInputError, NotFoundError
+from engram.index import indexer
+from engram.memory import adopt, daily, props
+from engram.memory import format as fmt
+from engram.memory.inputs import tier_bounds
+from engram.memory.model import Fact, utc_now
+from engram.memory.notes import BOM, Notes
+from engram.memory.results import VaultInfo
+from engram.memory.template import TEMPLATE_NAME, templates_folder, write_template
+from engram.service.retrieval import RetrievalMixin
+from engram.store import admin
+from engram.store import facts as facts_store
+from engram.store.search import content_text
+from engram.vault.fsio import atomic_write_text
+from engram.vault.parse import split_frontmatter
+
+_NAME = re.compile(r"^[\w][\w.-]*$")
+
+
+@dataclass(frozen=True)
+class VaultCtx:
+    """A resolved vault: its collection, folders and note I/O."""
+
+    name: str
+    root: Path
+    facts_root: str
+    config_dir: str
+    templates: str
+    notes: Notes
+
+
+class MemoryMixin(RetrievalMixin):
+    """init, the fact index (adoption on update), fact show/list/recent."""
+
+    clock: Callable[[], dt.datetime] = staticmethod(utc_now)
+
+    def init_vault(
+        self,
+        path: str,
+        name: str | None = None,
+        facts_root: str | None = None,
+        config_dir: str | None = None,
+        index: bool = True,
+    ) -> VaultInfo:
+        """Register a folder as the default vault (a collection with a facts root) and
+        write the new-fact template into its templates folder."""
+        root = Path(path).expanduser().resolve()
+        if not root.is_dir():
+            raise NotFoundError(f"{path} is not a folder")
+        same = next((c for c in self.settings.collections if c.path.resolve() == root), None)
+        name = same.name if same else (name or root.name)
+        if not _NAME.match(name):
+            raise InvalidInputError(f"vault name {name!r}: use letters, digits, - _ .")
+        if same is None and self.settings.collection(name):
+            raise ConflictError(f"a collection named {name!r} already exists", "pick --name")
+        old = self.settings.vault(name)
+        spec = {
+            "facts_root": facts_root or (old.facts_root if old else config.DEFAULT_FACTS_ROOT),
+            "config_dir": config_dir or (old.config_dir if old else config.DEFAULT_CONFIG_DIR),
+        }
+
+        def change(raw: dict[str, Any]) -> None:
+            if same is None:
+                cols = dict(raw.get("collections") or {})
+                cols[name] = {"path": str(root), "pattern": config.DEFAULT_PATTERN}
+                raw["collections"] = cols
+            raw["vaults"] = {**(raw.get("vaults") or {}), name: spec}
+            raw["default_vault"] = name
+
+        self.edit_config(change)
+        v = self._vault(name)
+        v.notes.path(v.facts_root).mkdir(parents=True, exist_ok=True)
+        rel = f"{v.templates}/{TEMPLATE_NAME}"
+        status = write_template(v.notes.path(rel))
+        if index:
+            self.update([name])
+        return VaultInfo(
+            name=name,
+            path=str(root),
+            facts_root=v.facts_root,
+            config_dir=v.config_dir,
+            is_default=True,
+            template=rel,
+            template_status=status,
+            templates_source=templates_folder(root, v.config_dir)[1],
+            documents=admin.collection_counts(self.db.conn).get(name, (0, None))[0],
+        )
+
+    def _vault(self, vault: str | None = None) -> VaultCtx:
+        """The named vault (name or folder path), else the default one."""
+        name = vault or self.settings.default_vault
+        if name is None:
+            raise NotFoundError("no vault yet: run engram init VAULT_FOLDER")
+        v = self.settings.vault(name)
+        if v is None:
+            try:
+                wanted = Path(name).expanduser().resolve()
+            except (OSError, RuntimeError):
+                wanted = None
+            for cand in self.settings.vaults:
+                col = self.settings.collection(cand.name)
+                if col is not None and col.path.resolve() == wanted:
+                    v = cand
+        if v is None:
+            raise NotFoundError(
+                f"no vault {name!r} (register one with engram init PATH)",
+                [x.name for x in self.settings.vaults],
+            )
+        root = self.require_collection(v.name).path.resolve()
+        folder, _ = templates_folder(root, v.config_dir)
+        return VaultCtx(v.name, root, v.facts_root, v.config_dir, folder, Notes(root, self.clock))
+
+    def update(
+        self,
+        collections: Iterable[str] = (),
+        progress: indexer.Progress | None = None,
+        only_paths: dict[str, set[str]] | None = None,
+    ) -> indexer.UpdateReport:
+        """Re-index, then bring the fact index in step with the fact notes that changed."""
+        report = super().update(collections, progress, only_paths)
+        if report.changed_ids and self.settings.vaults:
+            self._refresh_facts(report)
+        return report
+
+    def _refresh_facts(self, report: indexer.UpdateReport) -> None:
+        vaults = {
+            v.name: self._vault(v.name)
+            for v in self.settings.vaults
+            if self.settings.collection(v.name)
+        }
+        todo: dict[str, list[tuple[str, str, str, dt.datetime]]] = {}
+        with self.db.write() as conn:
+            for doc_id in report.changed_ids:
+                row = facts_store.document(conn, doc_id)
+                v = vaults.get(row["collection"]) if row is not None else None
+                if v is None:
+                    continue
+                found = self._refresh_one(conn, v, row, report)
+                if found is not None:
+                    todo.setdefault(v.name, []).append(found)
+        for name, items in todo.items():
+            self._adopt(vaults[name], items)
+
+    def _refresh_one(
+        self, conn: Any, v: VaultCtx, row: Any, report: indexer.UpdateReport
+    ) -> tuple[str, str, str, dt.datetime] | None:
+        """Upsert or drop one document's fact row; a note to adopt is returned instead."""
+        doc_id, rel = int(row["id"]), str(row["path"])
+        indexed = json.loads(row["frontmatter"] or "{}")
+        if not adopt.is_candidate(rel, indexed, v.facts_root, v.templates):
+            facts_store.delete_doc(conn, doc_id)
+            return None
+        if not indexed and "frontmatter" in str(row["warnings"]):
+            facts_store.delete_doc(conn, doc_id)
+            report.warnings.append((v.name, rel, "fact note with broken frontmatter: ignored"))
+            return None
+        _, body, _ = split_frontmatter(content_text(conn, row["hash"]) or "")
+        fact = fmt.from_props(indexed, body, rel)  # the indexer already parsed the YAML
+        mtime = dt.datetime.fromtimestamp(row["mtime_ns"] / 1e9, dt.UTC).replace(microsecond=0)
+        if not fact.id:
+            facts_store.delete_doc(conn, doc_id)
+            return rel, str(row["hash"]), str(row["title"]), mtime
+        other = facts_store.by_id(conn, fact.id)
+        if other is not None and other["doc_id"] != doc_id:
+            facts_store.delete_doc(conn, doc_id)
+            report.warnings.append(
+                (
+                    v.name,
+                    rel,
+                    f"fact id {fact.id} is already {other['path']}; this copy is "
+                    "ignored (delete its id: line to make it a fact of its own)",
+                )
+            )
+            return None
+        written = facts_store.written_hash(conn, doc_id)
+        facts_store.upsert(conn, adopt.row_for(fact, doc_id, row["hash"], mtime, written))
+        return None
+
+    def _adopt(self, v: VaultCtx, items: list[tuple[str, str, str, dt.datetime]]) -> None:
+        """Complete the properties of fact notes people made; skip any that changed since."""
+        written: set[str] = set()
+        for rel, sha, title, mtime in items:
+            note = v.notes.read(rel)
+            if note is None or note.sha256 != sha:
+                continue  # edited since it was indexed: the next update adopts it
+            try:
+                new = adopt.adopt_text(note.text, rel, title, mtime)
+                if new is None or new == note.text:
+                    continue
+                atomic_write_text(v.notes.path(rel), (BOM if note.bom else "") + new, sha)
+            except (ConflictError, InvalidInputError):
+                continue
+            written.add(rel)
+        if written:
+            self._index(v, written)
+
+    def _index(self, v: VaultCtx, rels: Iterable[str]) -> None:
+        """Index files just written so the index and the notes agree at once."""
+        self.update([v.name], only_paths={v.name: set(rels)})
+
+    def _fact_row(self, v: VaultCtx, ref: str) -> Any:
+        """The index row of a fact by id, id prefix, file name or vault path."""
+        conn, ref = self.db.conn, ref.strip()
+        row = facts_store.by_id(conn, ref)
+        if row is not None and row["collection"] == v.name:
+            return row
+        rel = ref
+        if Path(ref).is_absolute():
+            try:
+                rel = Path(ref).resolve().relative_to(v.root).as_posix()
+            except ValueError:
+                rel = ref
+        for cand in (rel, rel + ".md"):
+            doc = admin.document_by_path(conn, v.name, cand)
+            if doc is not None and (row := facts_store.by_doc(conn, int(doc["id"]))):
+                return row
+        stem = Path(rel).stem
+        prefix = stem.rsplit("-", 1)[-1] if "-" in stem else stem
+        if re.fullmatch(r"[0-9a-fA-F]{4,64}", prefix):
+            rows = facts_store.by_prefix(conn, v.name, prefix.lower())
+            if len(rows) == 1:
+                return rows[0]
+            if len(rows) > 1:
+                raise InvalidInputError(
+                    f"{ref!r} matches several facts: " + ", ".join(r["id"] for r in rows)
+                )
+        raise NotFoundError(f"no fact {ref!r} in vault {v.name} (list them: engram fact list)")
+
+    def _fact_from_row(self, v: VaultCtx, row: Any, fresh: bool = False) -> Fact:
+        """A Fact from its note (`fresh`: the file on disk; else the indexed copy)."""
+        note = v.notes.read(str(row["path"])) if fresh else None
+        if note is not None:
+            data, body = props.read(note.text)
+        else:  # the indexed copy: its frontmatter is already parsed, as JSON
+            data = json.loads(row["frontmatter"] or "{}")
+            body = split_frontmatter(content_text(self.db.conn, row["hash"]) or "")[1]
+        fact = fmt.from_props(data or {}, body, str(row["path"]))
+        last = fmt.to_time(row["last_access"])
+        updated = fmt.to_time(row["updated_at"])
+        return replace(
+            fact,
+            id=fact.id or str(row["id"]),
+            last_edited_by=str(row["last_edited_by"]),
+            updated_at=updated if updated and updated > fact.changed_at else fact.updated_at,
+            access_count=int(row["access_count"]),
+            last_access=last,
+        )
+
+    def fact_get(self, ref: str, vault: str | None = None) -> Fact:
+        """One fact by id (or unique id prefix, file name, vault path), as its note says now."""
+        v = self._vault(vault)
+        return self._fact_from_row(v, self._fact_row(v, ref), fresh=True)
+
+    def fact_list(
+        self,
+        fact_type: str | None = None,
+        tag: str | None = None,
+        scope: str | None = None,
+        states: tuple[str, ...] = ("active", "dormant"),
+        tier_name: str | None = None,
+        limit: int | None = 50,
+        vault: str | None = None,
+        order: str = "created",
+    ) -> list[Fact]:
+        """Facts, newest first (or by importance), filtered by type, tag, scope, state, tier."""
+        v = self._vault(vault)
+        low, high = tier_bounds(tier_name)
+        q = facts_store.FactQuery(
+            collection=v.name,
+            types=(fmt.fact_type(fact_type),) if fact_type else (),
+            states=states,
+            scope=scope,
+            tags=(tag,) if tag else (),
+            min_importance=low,
+            max_importance=high,
+        )
+        rows = facts_store.query(self.db.conn, q, order=order, limit=limit)
+        return [self._fact_from_row(v, r) for r in rows]
+
+    def recent_facts(
+        self, limit: int = 20, fact_type: str | None = None, vault: str | None = None
+    ) -> list[Fact]:
+        """The newest live facts (for the plugin's panel and agents)."""
+        return self.fact_list(fact_type=fact_type, limit=limit, vault=vault)
+
+    def _write_daily(self, v: VaultCtx, day: dt.date, index: bool = True) -> tuple[str, int, bool]:
+        """Regenerate one daily note; (path, facts listed, whether the file changed)."""
+        since, until = daily.day_bounds(day)
+        states = ("active", "dormant", "merged", "archived")
+        q = facts_store.FactQuery(collection=v.name, states=states, since=since, until=until)
+        rows = facts_store.query(self.db.conn, q)
+        entries = [daily.entry_for(self._fact_from_row(v, row)) for row in rows]
+        rel = daily.daily_path(v.facts_root, day)
+        if not entries and not v.notes.exists(rel):
+            return rel, 0, False  # no facts that day: no empty note
+        changed = v.notes.merge(rel, lambda old: daily.merge(old, entries, day)) is not None
+        if changed and index:
+            self._index(v, {rel})
+        return rel, len(entries), changed

@@ -1,0 +1,306 @@
+"""Memory, part 3: recall, context building, daily notes, checkpoint / wake / end-session."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from engram.errors import InvalidInputError
+from engram.memory import context as ctx
+from engram.memory import daily, dates, ledger, props, ranking
+from engram.memory import format as fmt
+from engram.memory import wake as wk
+from engram.memory.inputs import check_type, tier_bounds
+from engram.memory.model import DAILY_FOLDER, LEDGER_FOLDER, LIVE_STATES, Fact, iso
+from engram.memory.neighbours import Neighbours, link_table_neighbours
+from engram.memory.results import (
+    ContextResult,
+    DailyResult,
+    RecallHit,
+    SessionEnd,
+    WakeResult,
+)
+from engram.service.memory import VaultCtx
+from engram.service.memory_write import MemoryWriteMixin
+from engram.store import admin
+from engram.store import facts as facts_store
+from engram.store.filters import Filters
+
+MAX_ID_FILTER = 20_000  # beyond this many candidate facts, filter after searching
+CONTEXT_LIMITS = {"structural": 40, "potential": 30, "contextual": 15, "search": 12}
+
+
+class MemoryRecallMixin(MemoryWriteMixin):
+    """recall, memory context, daily, checkpoint, wake, end-session."""
+
+    def fact_relevance(
+        self, v: VaultCtx, query: str, n: int, doc_ids: Sequence[int]
+    ) -> dict[int, tuple[float, str]]:
+        """Relevance (0..1) and snippet of fact documents for a query.
+
+        The one relevance source of recall and context: BM25 today; switch it to hybrid
+        search here and everything built on recall follows.
+        """
+        if not doc_ids:
+            return {}
+        ids = tuple(doc_ids) if len(doc_ids) <= MAX_ID_FILTER else None
+        results = self.search(
+            query, n=n, collections=[v.name], filters=Filters(doc_ids=ids) if ids else None
+        )
+        wanted = set(doc_ids)
+        return {
+            r.doc_id: (r.score, r.snippet) for r in results if r.doc_id in wanted and r.score > 0
+        }
+
+    def neighbours_for(self, v: VaultCtx) -> Neighbours:
+        """Graph neighbours used by the context builder (default: the stored links table)."""
+        generated = tuple(f"{v.facts_root}/{folder}/" for folder in (DAILY_FOLDER, LEDGER_FOLDER))
+        return link_table_neighbours(self.db.conn, v.name, generated)
+
+    def recall(
+        self,
+        query: str = "",
+        n: int = 10,
+        fact_type: str | None = None,
+        tags: Iterable[str] = (),
+        scope: str | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        tier_name: str | None = None,
+        include_notes: bool = False,
+        states: tuple[str, ...] | None = None,
+        vault: str | None = None,
+    ) -> list[RecallHit]:
+        """Facts ranked by relevance × importance × recency (docs/memory.md has the formula).
+
+        Date phrases in the query ("this week", "since 2026-01-01") become date filters.
+        """
+        v = self._vault(vault)
+        now = self.clock()
+        rest, span = dates.span(query, since, until, now.date())
+        low, high = tier_bounds(tier_name)
+        q = facts_store.FactQuery(
+            collection=v.name,
+            types=(check_type(fact_type),) if fact_type else (),
+            states=states or LIVE_STATES,
+            scope=scope,
+            tags=tuple(t.lstrip("#") for t in tags),
+            min_importance=low,
+            max_importance=high,
+            since=span.since.isoformat() if span.since else None,
+            until=span.until.isoformat() if span.until else None,
+        )
+        rows = {int(r["doc_id"]): r for r in facts_store.query(self.db.conn, q)}
+        if rest.strip():
+            relevance = self.fact_relevance(v, rest, max(n * 5, 50), list(rows))
+        else:
+            relevance = {doc_id: (1.0, "") for doc_id in rows}
+        half = self.settings.memory.half_life_days
+        hits = []
+        for doc_id, (rel, snippet) in relevance.items():
+            row = rows[doc_id]
+            changed = fmt.to_time(row["updated_at"]) or now
+            recent = ranking.recency(ranking.age_days(changed, now), half)
+            score = ranking.recall_score(rel, row["importance"], recent, row["lifecycle"])
+            hits.append((score, rel, recent, snippet, row))
+        hits.sort(key=lambda h: (-h[0], h[4]["id"]))
+        out = [
+            RecallHit(
+                "fact",
+                str(r["path"]),
+                str(r["title"]),
+                s,
+                rel,
+                float(r["importance"]),
+                rec,
+                self._fact_from_row(v, r),
+                snippet,
+            )
+            for s, rel, rec, snippet, r in hits[:n]
+        ]
+        if include_notes and rest.strip():
+            out = sorted(
+                out + self._note_hits(v, rest, n, span, rows, now), key=lambda h: -h.score
+            )[:n]
+        if out:
+            with self.db.write() as conn:
+                facts_store.bump_access(conn, [h.fact.id for h in out if h.fact], iso(now))
+        return out
+
+    def _note_hits(
+        self,
+        v: VaultCtx,
+        query: str,
+        n: int,
+        span: dates.DateRange,
+        facts: dict[int, Any],
+        now: dt.datetime,
+    ) -> list[RecallHit]:
+        filters = Filters(
+            after=span.since.isoformat() if span.since else None,
+            before=span.until.isoformat() if span.until else None,
+        )
+        out = []
+        half = self.settings.memory.half_life_days
+        for r in self.search(query, n=n * 3, collections=[v.name], filters=filters):
+            if r.doc_id in facts or r.path.startswith(v.facts_root + "/"):
+                continue
+            doc = admin.document_by_id(self.db.conn, r.doc_id)
+            when = fmt.to_time(doc["doc_date"] if doc else None) or now
+            recent = ranking.recency(ranking.age_days(when, now), half)
+            score = ranking.recall_score(r.score, ranking.NOTE_IMPORTANCE, recent)
+            out.append(
+                RecallHit(
+                    "note",
+                    r.path,
+                    r.title,
+                    score,
+                    r.score,
+                    ranking.NOTE_IMPORTANCE,
+                    recent,
+                    None,
+                    r.snippet,
+                )
+            )
+        return out
+
+    def memory_context(
+        self,
+        query: str | None = None,
+        profile: str = "default",
+        budget: int = 4000,
+        vault: str | None = None,
+        neighbours: Neighbours | None = None,
+    ) -> ContextResult:
+        """Context for an agent: facts by tier, daily notes, search hits and their graph
+        neighbours, in the profile's order, never over `budget` tokens (chars/4)."""
+        ctx.profile_order(profile)
+        v = self._vault(vault)
+        items: list[ctx.ContextItem] = []
+        q = facts_store.FactQuery(collection=v.name, states=LIVE_STATES)
+        counts: dict[str, int] = {}
+        for row in facts_store.query(self.db.conn, q, order="importance", limit=500):
+            fact = self._fact_from_row(v, row)
+            counts[fact.tier] = counts.get(fact.tier, 0) + 1
+            if counts[fact.tier] <= CONTEXT_LIMITS[fact.tier]:
+                items.append(_fact_item(fact.tier, fact, fact.importance))
+        today = self.clock().date()
+        for age, day in enumerate((today, today - dt.timedelta(days=1))):
+            rel = f"{v.facts_root}/daily/{day.isoformat()}.md"
+            note = v.notes.read(rel)
+            if note is not None:
+                body = daily.readable(props.read(note.text)[1])
+                items.append(
+                    ctx.ContextItem("daily", body.strip(), 1.0 - 0.1 * age, rel, day.isoformat())
+                )
+        seeds: list[int] = []
+        if query and query.strip():
+            for hit in self.recall(
+                query, n=CONTEXT_LIMITS["search"], include_notes=True, vault=v.name
+            ):
+                if hit.fact is not None:
+                    items.append(_fact_item("search", hit.fact, hit.score))
+                else:
+                    text = f"{hit.title} ({hit.path}): {hit.snippet}"
+                    items.append(ctx.ContextItem("search", text, hit.score, hit.path, hit.title))
+                doc = admin.document_by_path(self.db.conn, v.name, hit.path)
+                if doc is not None:
+                    seeds.append(int(doc["id"]))
+        walk = neighbours or self.neighbours_for(v)
+        for nb in walk(seeds, 2):
+            if facts_store.by_doc(self.db.conn, nb.doc_id) is not None:
+                continue  # facts come in through their tier
+            text = f"{nb.title} ({nb.path}), {nb.hops} link{'s' if nb.hops > 1 else ''} away"
+            items.append(ctx.ContextItem("graph", text, 1.0 / (nb.hops + 1), nb.path, nb.title))
+        return ContextResult(profile, budget, query, tuple(ctx.fit(items, profile, budget)))
+
+    def daily(self, day: str | None = None, vault: str | None = None) -> DailyResult:
+        """Regenerate a day's note (today by default; a date or phrase like yesterday)."""
+        v = self._vault(vault)
+        today = self.clock().date()
+        when = dates.parse_range(day, today).since if day else today
+        if when is None:
+            raise InvalidInputError(f"{day!r} is not a single day")
+        rel, count, written = self._write_daily(v, when)
+        return DailyResult(when, rel, count, written)
+
+    def checkpoint(
+        self,
+        working_on: str,
+        focus: str | None = None,
+        blocked: str | None = None,
+        urgent: bool = False,
+        vault: str | None = None,
+    ) -> wk.Checkpoint:
+        """Save what the agent is doing and raise the dirty-exit flag."""
+        if not working_on.strip():
+            raise InvalidInputError("say what you are working on (--working-on)")
+        v = self._vault(vault)
+        cp = wk.Checkpoint(working_on.strip(), self.clock(), focus, blocked, urgent)
+        wk.save_checkpoint(v.root, cp)
+        return cp
+
+    def wake(self, vault: str | None = None) -> WakeResult:
+        """Bootstrap context: dirty exit?, last checkpoint, recent observations (decayed),
+        recent handoffs, open commitments and active projects."""
+        v = self._vault(vault)
+        today = self.clock().date()
+        days = [today - dt.timedelta(days=age) for age in range(wk.WAKE_DAYS)]
+        ledgers = {}
+        for day in days:
+            note = v.notes.read(ledger.ledger_path(v.facts_root, day))
+            if note is not None:
+                ledgers[day] = note.text
+        q = facts_store.FactQuery(v.name, states=LIVE_STATES, since=days[-1].isoformat())
+        facts = [self._fact_from_row(v, row) for row in facts_store.query(self.db.conn, q)]
+        recent = wk.gather(ledgers, self._live_refs(v), facts)
+        return WakeResult(
+            today=today,
+            dirty=wk.is_dirty(v.root),
+            checkpoint=wk.load_checkpoint(v.root),
+            recent=tuple(wk.decay_select(recent, today)),
+            handoffs=tuple(self.fact_list("session_summary", limit=3, vault=v.name)),
+            commitments=tuple(
+                self.fact_list(
+                    "commitment", states=("active",), limit=10, vault=v.name, order="importance"
+                )
+            ),
+            projects=tuple(self._projects(v)),
+        )
+
+    def end_session(
+        self,
+        summary: str | None = None,
+        created_by: str | None = None,
+        vault: str | None = None,
+    ) -> SessionEnd:
+        """Clear the dirty-exit flag; with a summary, store it as a handoff fact first."""
+        v = self._vault(vault)
+        handoff = None
+        if summary and summary.strip():
+            handoff = self.fact_add(
+                summary,
+                fact_type="session_summary",
+                tags=["handoff"],
+                created_by=created_by,
+                source="end-session",
+                vault=v.name,
+            )
+        return SessionEnd(wk.clear_dirty(v.root), handoff)
+
+    def _live_refs(self, v: VaultCtx) -> dict[str, str]:
+        q = facts_store.FactQuery(collection=v.name, states=LIVE_STATES)
+        return {str(r["id"])[:8]: str(r["path"]) for r in facts_store.query(self.db.conn, q)}
+
+    def _projects(self, v: VaultCtx) -> list[Fact]:
+        q = facts_store.FactQuery(collection=v.name, types=("project", "plan"), states=("active",))
+        rows = facts_store.query(self.db.conn, q, order="importance", limit=5)
+        return [self._fact_from_row(v, r) for r in rows]
+
+
+def _fact_item(source: str, fact: Fact, score: float) -> ctx.ContextItem:
+    line = ledger.format_line(
+        ledger.Observation(fact.fact_type, fact.confidence, fact.importance, fact.text)
+    )
+    return ctx.ContextItem(source, f"{line} ({fact.path})", score, fact.path, fact.title)

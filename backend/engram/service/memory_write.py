@@ -1,0 +1,324 @@
+"""Memory, part 2: storing and changing facts (every write names the version it replaces)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import replace
+from pathlib import PurePosixPath
+from typing import Any
+
+from engram.errors import InvalidInputError, NotFoundError
+from engram.memory import adopt, inputs, ledger, props
+from engram.memory import format as fmt
+from engram.memory.infer import infer_importance, infer_type
+from engram.memory.inputs import check_type, check_unit, clean_names, clean_tags, plus
+from engram.memory.model import (
+    ARCHIVE_FOLDER,
+    LIFECYCLE_STATES,
+    LIVE_STATES,
+    TYPE_FOLDERS,
+    Fact,
+    clean_line,
+    file_name,
+    folder_for,
+    new_id,
+    normalize_text,
+    title_from_text,
+)
+from engram.memory.ranking import next_state
+from engram.memory.results import LifecycleChange, SupersedeResult
+from engram.service.memory import MemoryMixin, VaultCtx
+from engram.store import admin
+from engram.store import facts as facts_store
+
+
+class MemoryWriteMixin(MemoryMixin):
+    """fact add / update / archive / supersede / from-note, and the lifecycle sweep."""
+
+    def fact_add(
+        self,
+        text: str,
+        fact_type: str | None = None,
+        title: str | None = None,
+        importance: float | None = None,
+        confidence: float | None = None,
+        tags: Iterable[str] = (),
+        entities: Iterable[str] = (),
+        scope: str | None = None,
+        source: str | None = None,
+        created_by: str | None = None,
+        supersedes: str | None = None,
+        contradicts: Iterable[str] = (),
+        vault: str | None = None,
+    ) -> Fact:
+        """Store a fact as a new note (type and importance inferred when not given)."""
+        v = self._vault(vault)
+        body = normalize_text(text)
+        if not body:
+            raise InvalidInputError("the fact's text is empty")
+        kind = check_type(fact_type) if fact_type else infer_type(body)
+        old = self._fact_row(v, supersedes) if supersedes else None
+        others = [self._fact_row(v, c) for c in contradicts]
+        linked, found = self._autolink(v, body, entities)
+        fid, now = new_id(), self.clock()
+        fact = Fact(
+            id=fid,
+            title=clean_line(title or "") or title_from_text(body),
+            text=linked,
+            fact_type=kind,
+            timestamp=now,
+            updated_at=now,
+            source=source or "engram",
+            created_by=created_by or "engram",
+            scope=scope or "default",
+            tags=clean_tags(tags),
+            entities=tuple(dict.fromkeys([*clean_names(entities), *found])),
+            importance=check_unit(importance, "importance", infer_importance(body, kind)),
+            confidence=check_unit(confidence, "confidence", 1.0),
+            supersedes=old["id"] if old else None,
+            contradicts_with=tuple(dict.fromkeys(str(o["id"]) for o in others)),
+        )
+        rel = v.notes.free_name(folder_for(kind, v.facts_root), file_name(fact.title, fid))
+        sha = v.notes.write(rel, fmt.render(fact), "")
+        self._commit(v, {rel}, fid, sha)
+        self._record(v, replace(fact, path=rel))
+        if old is not None:
+            self._rewrite(v, old, lambda f: replace(f, superseded_by=fid, lifecycle="merged"))
+        for other in others:
+            self._rewrite(
+                v, other, lambda f: replace(f, contradicts_with=plus(f.contradicts_with, fid))
+            )
+        return self.fact_get(fid, v.name)
+
+    def fact_update(
+        self,
+        ref: str,
+        text: str | None = None,
+        title: str | None = None,
+        fact_type: str | None = None,
+        importance: float | None = None,
+        confidence: float | None = None,
+        tags: Iterable[str] | None = None,
+        entities: Iterable[str] | None = None,
+        scope: str | None = None,
+        lifecycle: str | None = None,
+        vault: str | None = None,
+    ) -> Fact:
+        """Change a fact's note: only the named fields; a type change moves it to its folder."""
+        v = self._vault(vault)
+        row = self._fact_row(v, ref)
+        if lifecycle is not None and lifecycle not in LIFECYCLE_STATES:
+            raise InvalidInputError(f"lifecycle must be one of {', '.join(LIFECYCLE_STATES)}")
+        kind = check_type(fact_type) if fact_type else None
+
+        def mutate(f: Fact) -> Fact:
+            out = f
+            if entities is not None:
+                out = replace(out, entities=clean_names(entities))
+            if text is not None:
+                body = normalize_text(text)
+                if not body:
+                    raise InvalidInputError("the fact's text is empty")
+                linked, found = self._autolink(v, body, out.entities)
+                out = replace(out, text=linked, entities=plus(out.entities, *found))
+            if tags is not None:
+                out = replace(out, tags=clean_tags(tags))
+            fields: dict[str, Any] = {
+                "title": clean_line(title) if title else None,
+                "fact_type": kind,
+                "importance": None
+                if importance is None
+                else check_unit(importance, "importance", 0),
+                "confidence": None
+                if confidence is None
+                else check_unit(confidence, "confidence", 0),
+                "scope": scope,
+                "lifecycle": lifecycle,
+            }
+            return replace(out, **{k: val for k, val in fields.items() if val is not None})
+
+        folder = str(PurePosixPath(row["path"]).parent)
+        move = None
+        if kind and folder == folder_for(row["fact_type"], v.facts_root):
+            move = folder_for(kind, v.facts_root)
+        return self._rewrite(v, row, mutate, move_to=move)
+
+    def fact_archive(self, ref: str, prune: bool = False, vault: str | None = None) -> Fact:
+        """Archive a fact (it stays where it is); `prune` also moves it to the archive folder."""
+        v = self._vault(vault)
+        row = self._fact_row(v, ref)
+        state = "pruned" if prune else "archived"
+        move = None
+        if prune:
+            move = f"{v.facts_root}/{ARCHIVE_FOLDER}/{TYPE_FOLDERS.get(row['fact_type'], 'facts')}"
+        return self._rewrite(v, row, lambda f: replace(f, lifecycle=state), move_to=move)
+
+    def fact_supersede(
+        self,
+        ref: str,
+        text: str | None = None,
+        by: str | None = None,
+        vault: str | None = None,
+        **fields: Any,
+    ) -> SupersedeResult:
+        """Replace a fact by a new one (`text`) or an existing one (`by`); both notes say so."""
+        v = self._vault(vault)
+        old_row = self._fact_row(v, ref)
+        if (text is None) == (by is None):
+            raise InvalidInputError("give either the new fact's text or --by ID, not both")
+        if text is not None:
+            fields.setdefault("fact_type", old_row["fact_type"])
+            new = self.fact_add(text, supersedes=old_row["id"], vault=v.name, **fields)
+        else:
+            new_row = self._fact_row(v, str(by))
+            if new_row["id"] == old_row["id"]:
+                raise InvalidInputError("a fact cannot supersede itself")
+            new = self._rewrite(v, new_row, lambda f: replace(f, supersedes=old_row["id"]))
+            self._rewrite(
+                v, old_row, lambda f: replace(f, superseded_by=new.id, lifecycle="merged")
+            )
+        return SupersedeResult(self.fact_get(old_row["id"], v.name), new)
+
+    def fact_from_note(
+        self, path: str, selection: str | None = None, vault: str | None = None, **fields: Any
+    ) -> Fact:
+        """A fact from a selection of a note (a new fact citing it), or the whole note
+        (the note itself becomes a fact: properties added, its text untouched)."""
+        v = self._vault(vault)
+        rel = v.notes.relative(path)
+        note = v.notes.read(rel)
+        if note is None:
+            raise NotFoundError(f"no note {rel} in vault {v.name}")
+        if selection is not None and selection.strip():
+            link = rel[:-3] if rel.endswith(".md") else rel
+            fields.setdefault("source", f"[[{link}]]")
+            return self.fact_add(selection, vault=v.name, **fields)
+        self._index(v, {rel})
+        doc = admin.document_by_path(self.db.conn, v.name, rel)
+        if doc is not None and (row := facts_store.by_doc(self.db.conn, int(doc["id"]))):
+            return self._fact_from_row(v, row, fresh=True)
+        data, body = props.read(note.text)
+        if data is None:
+            raise InvalidInputError(f"{rel}: the frontmatter is not valid YAML; fix it first")
+        if not body.strip():
+            raise InvalidInputError(f"{rel} is empty: write the fact first")
+        title = str(doc["title"]) if doc is not None else PurePosixPath(rel).stem
+        kind = check_type(fields["fact_type"]) if fields.get("fact_type") else None
+        if kind:  # the one field that applies to a whole note
+            data = {**data, "factType": kind}
+        changes = adopt.adoption_changes(data, body, rel, title, self.clock())
+        if kind:
+            changes["factType"] = kind
+        v.notes.write(rel, props.edit(note.text, changes), note.sha256, note.bom)
+        self._index(v, {rel})  # a person's words: edits stay theirs (lastEditedBy: human)
+        return self.fact_get(rel, v.name)
+
+    def fact_sweep(self, dry_run: bool = False, vault: str | None = None) -> list[LifecycleChange]:
+        """Move idle facts active → dormant → archived (and recalled ones back to active)."""
+        v = self._vault(vault)
+        cfg, now = self.settings.memory, self.clock()
+        q = facts_store.FactQuery(collection=v.name, states=LIVE_STATES)
+        changes = []
+        for row in facts_store.query(self.db.conn, q):
+            touched = [fmt.to_time(row["updated_at"]), fmt.to_time(row["last_access"])]
+            last = max(t for t in touched if t is not None)
+            tier_name = "structural" if row["importance"] >= 0.8 else "other"
+            nxt = next_state(
+                row["lifecycle"],
+                tier_name,
+                last,
+                now,
+                cfg.dormant_after_days,
+                cfg.archive_after_days,
+            )
+            if nxt is None:
+                continue
+            changes.append(LifecycleChange(row["id"], row["path"], row["lifecycle"], nxt))
+            if not dry_run:
+                self._rewrite(v, row, _set_state(nxt), touch=False)
+        return changes
+
+    def _rewrite(
+        self,
+        v: VaultCtx,
+        row: Any,
+        mutate: Callable[[Fact], Fact],
+        move_to: str | None = None,
+        touch: bool = True,
+    ) -> Fact:
+        """Apply `mutate` to a fact note, keeping every property and byte it does not change.
+
+        The write names the hash of the version read: a concurrent edit gets a conflict copy.
+        """
+        rel = str(row["path"])
+        note = v.notes.read(rel)
+        if note is None:
+            raise NotFoundError(f"{rel} is gone from the vault; run engram update")
+        data, body = props.read(note.text)
+        if data is None:
+            raise InvalidInputError(f"{rel}: the frontmatter is not valid YAML; fix it first")
+        current = fmt.from_props(data, body, rel)
+        current = replace(current, id=current.id or str(row["id"]))
+        new = mutate(current)
+        moving = move_to is not None and str(PurePosixPath(rel).parent) != move_to
+        if new == current and not moving:
+            return self.fact_get(current.id, v.name)
+        if new != current:
+            new = replace(new, last_edited_by="system")
+            if touch:
+                new = replace(new, updated_at=self.clock())
+        text = props.edit(note.text, fmt.changes_for(new, data))
+        if new.text != current.text:
+            text = fmt.with_body(text, new.text)
+        sha = v.notes.write(rel, text, note.sha256, note.bom) if text != note.text else note.sha256
+        touched = {rel}
+        if moving:
+            touched.add(v.notes.move(rel, f"{move_to}/{PurePosixPath(rel).name}", sha))
+        self._commit(v, touched, new.id, sha)
+        fact = self.fact_get(new.id, v.name)
+        self._record(v, fact)
+        return fact
+
+    def _commit(self, v: VaultCtx, rels: set[str], fact_id: str, sha: str) -> None:
+        """Index notes Engram just wrote, remembering the hash so it is not taken for a
+        person's edit (before indexing for an existing fact, after it for a new one)."""
+        self._mark(fact_id, sha)
+        self._index(v, rels)
+        self._mark(fact_id, sha)
+
+    def _mark(self, fact_id: str, sha: str) -> None:
+        with self.db.write() as conn:
+            facts_store.mark_written(conn, fact_id, sha)
+
+    def _record(self, v: VaultCtx, fact: Fact) -> None:
+        """Keep the ledger line and the daily note of the fact's day in step with it."""
+        day = fact.timestamp.date()
+        obs = ledger.Observation(
+            fact.fact_type, fact.confidence, fact.importance, fact.text, fact.id[:8]
+        )
+        rel = ledger.ledger_path(v.facts_root, day)
+        touched = set()
+        if v.notes.merge(rel, lambda old: ledger.merge(old, obs, day)) is not None:
+            touched.add(rel)
+        daily_rel, _, changed = self._write_daily(v, day, index=False)
+        if changed:
+            touched.add(daily_rel)
+        if touched:
+            self._index(v, touched)
+
+    def _autolink(
+        self, v: VaultCtx, text: str, entities: Iterable[str]
+    ) -> tuple[str, tuple[str, ...]]:
+        """Link the first mention of each vault note, alias or known entity in `text`."""
+        conn = self.db.conn
+        known = [fmt.link_name(e) for e in facts_store.entity_values(conn, v.name)]
+        link = inputs.linker(
+            facts_store.note_names(conn, v.name),
+            [*known, *clean_names(entities)],
+            (v.facts_root + "/", v.templates + "/"),
+        ).link(text)
+        return link.text, tuple(dict.fromkeys(x.target for x in link.links))
+
+
+def _set_state(state: str) -> Callable[[Fact], Fact]:
+    return lambda f: replace(f, lifecycle=state)
