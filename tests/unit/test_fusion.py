@@ -95,3 +95,11 @@ def test_blend(retrieval: float, rerank: float, rank: int, final: float) -> None
 )
 def test_strong_top_hit(scores: list[float], skip: bool) -> None:
     assert strong_top_hit(scores, 18.0, 1.5) is skip
+
+
+def test_tied_scores_share_a_rank() -> None:
+    lst = RankedList("bm25", 1.0, ("a", "b", "c", "d"), (9.0, 9.0, 5.0, 5.0))
+    fused = {f.key: f for f in rrf([lst])}
+    assert fused["a"].score == fused["b"].score
+    assert dict(fused["b"].ranks) == {"bm25": 1} and dict(fused["d"].ranks) == {"bm25": 3}
+    assert fused["c"].bonus == fused["d"].bonus == 0.02

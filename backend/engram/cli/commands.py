@@ -6,5 +6,6 @@ from engram.cli import (  # noqa: F401
     memory_cmds,
     search_cmds,
     semantic_cmds,
+    serve_cmds,
     session_cmds,
 )

@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 import click
 
 from engram.cli.main import State, cli, color_enabled, echo_json, output_options, pass_state
+from engram.cli.remote import DaemonUnreachable, daemon_for, daemon_option, run_search
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -55,6 +56,7 @@ def result_limit(limit: int | None, all_results: bool, fmt: str) -> int | None:
 @cli.command()
 @click.argument("query", nargs=-1, required=True)
 @search_options
+@daemon_option
 @pass_state
 def search(
     state: State,
@@ -66,18 +68,22 @@ def search(
     full: bool,
     line_numbers: bool,
     fmt: str,
+    no_daemon: bool,
 ) -> None:
     """Keyword search (BM25). Words rank by relevance; "phrases" are required;
     -word excludes; word* is a prefix; filters: path: tag: collection: after: before: key:value.
     """
     from engram.cli.formats import render_results
 
-    results = state.engram.search(
+    results, _, _, _ = run_search(
+        state,
+        no_daemon,
+        "search",
         " ".join(query),
-        n=result_limit(limit, all_results, fmt),
-        collections=collections,
-        min_score=min_score,
-        full=full,
+        result_limit(limit, all_results, fmt),
+        collections,
+        min_score,
+        full,
     )
     if not results and fmt == "human":
         click.echo("no results", err=True)
@@ -91,6 +97,7 @@ def search(
 @click.option("--from", "from_line", type=click.IntRange(min=1), help="Start at line N.")
 @click.option("--line-numbers", is_flag=True, help="Number the lines.")
 @output_options
+@daemon_option
 @pass_state
 def get(
     state: State,
@@ -99,12 +106,21 @@ def get(
     from_line: int | None,
     line_numbers: bool,
     fmt: str,
+    no_daemon: bool,
 ) -> None:
     """Print a document: PATH, collection/PATH, engram://collection/PATH or #docid, with an
     optional :LINE suffix."""
     from engram.cli.formats import render_documents
 
-    doc = state.engram.get(ref, from_line=from_line, max_lines=max_lines)
+    doc = None
+    daemon = daemon_for(state, no_daemon)
+    if daemon is not None:
+        try:
+            doc = daemon.get(ref, from_line=from_line, max_lines=max_lines)
+        except DaemonUnreachable:
+            doc = None
+    if doc is None:
+        doc = state.engram.get(ref, from_line=from_line, max_lines=max_lines)
     click.echo(render_documents([doc], fmt, line_numbers=line_numbers))
 
 

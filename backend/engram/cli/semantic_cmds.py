@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from engram.cli.main import State, cli, color_enabled, echo_json, pass_state
+from engram.cli.remote import daemon_option, run_search
 from engram.cli.search_cmds import result_limit, search_options
 
 
@@ -151,6 +152,7 @@ def report_dict(report: Any) -> dict[str, Any]:
 @click.argument("query", nargs=-1, required=True)
 @search_options
 @click.option("--chunks", is_flag=True, help="Show the best few passages of each document.")
+@daemon_option
 @pass_state
 def vsearch(
     state: State,
@@ -163,17 +165,21 @@ def vsearch(
     line_numbers: bool,
     fmt: str,
     chunks: bool,
+    no_daemon: bool,
 ) -> None:
     """Semantic search: notes whose passages mean the same as the query (needs `engram embed`).
     Filters (path: tag: after: ...) work as in search."""
     from engram.cli.formats import render_results
 
-    results = state.engram.vsearch(
+    results, _, _, _ = run_search(
+        state,
+        no_daemon,
+        "vsearch",
         " ".join(query),
-        n=result_limit(limit, all_results, fmt),
-        collections=collections,
-        min_score=min_score,
-        full=full,
+        result_limit(limit, all_results, fmt),
+        collections,
+        min_score,
+        full,
         chunks=chunks,
     )
     if not results and fmt == "human":
@@ -197,6 +203,7 @@ def vsearch(
     help="How many fused candidates the reranker rescores.",
 )
 @click.option("--explain", is_flag=True, help="Show each stage's ranks and scores per result.")
+@daemon_option
 @pass_state
 def query(
     state: State,
@@ -213,6 +220,7 @@ def query(
     no_rerank: bool,
     candidate_limit: int,
     explain: bool,
+    no_daemon: bool,
 ) -> None:
     """Hybrid search, the best ranking: keyword + semantic lists (plus expansions from the
     generator model) fused by reciprocal rank, then reranked by the reranker model.
@@ -220,23 +228,26 @@ def query(
     from engram.cli.formats import render_explain, render_results
     from engram.cli.main import warn
 
-    run = state.engram.query_run(
+    results, notices, stages, expansions = run_search(
+        state,
+        no_daemon,
+        "query",
         " ".join(query),
-        n=result_limit(limit, all_results, fmt),
-        collections=collections,
-        min_score=min_score,
-        full=full,
+        result_limit(limit, all_results, fmt),
+        collections,
+        min_score,
+        full,
         chunks=chunks,
         expand=not no_expand,
         rerank=not no_rerank,
         candidate_limit=candidate_limit,
         explain=explain,
     )
-    for notice in run.notices:
+    for notice in notices:
         warn(notice)
     if explain and fmt == "human":
-        click.echo(render_explain(run.stages, run.expansions), err=True)
-    if not run.results and fmt == "human":
+        click.echo(render_explain(stages, tuple(expansions)), err=True)
+    if not results and fmt == "human":
         click.echo("no results", err=True)
         return
-    click.echo(render_results(run.results, fmt, color=color_enabled(), line_numbers=line_numbers))
+    click.echo(render_results(results, fmt, color=color_enabled(), line_numbers=line_numbers))

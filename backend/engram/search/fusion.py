@@ -51,12 +51,23 @@ def rrf(lists: Sequence[RankedList], k: int = RRF_K) -> list[Fused]:
     sums: dict[str, float] = {}
     ranks: dict[str, dict[str, int]] = {}
     for lst in lists:
-        for i, key in enumerate(lst.keys):
-            sums[key] = sums.get(key, 0.0) + lst.weight / (k + i + 1)
-            ranks.setdefault(key, {})[lst.name] = i + 1
+        for key, rank in zip(lst.keys, list_ranks(lst), strict=True):
+            sums[key] = sums.get(key, 0.0) + lst.weight / (k + rank)
+            ranks.setdefault(key, {})[lst.name] = rank
     fused = [Fused(key, sums[key], top_rank_bonus(ranks[key].values()), ranks[key]) for key in sums]
     fused.sort(key=lambda f: (-f.score, f.key))
     return fused
+
+
+def list_ranks(lst: RankedList) -> list[int]:
+    """1-based ranks; documents with exactly the same score share the better rank (identical
+    notes must not be told apart by the order a list happened to return them in)."""
+    if len(lst.scores) != len(lst.keys):
+        return list(range(1, len(lst.keys) + 1))
+    out: list[int] = []
+    for i, score in enumerate(lst.scores):
+        out.append(out[-1] if i and score == lst.scores[i - 1] else i + 1)
+    return out
 
 
 def top_rank_bonus(ranks: Iterable[int]) -> float:

@@ -1,1 +1,1 @@
-"""`engram serve`: the localhost HTTP daemon."""
+"""The localhost HTTP daemon (`engram serve`): app factory, security, discovery, routes."""

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 from engram.search.results import Document, Passage, SearchResult
-from engram.service.collections import CollectionsMixin
-from engram.service.graph import GraphMixin
-from engram.service.memory_recall import MemoryRecallMixin
-from engram.service.upkeep import UpkeepMixin
+from engram.service.live import LiveMixin, filters_from_json
+from engram.service.panel import PanelMixin
 
 
-class Engram(CollectionsMixin, GraphMixin, UpkeepMixin, MemoryRecallMixin):
+class Engram(LiveMixin, PanelMixin):
     """Engram's operations over one index; the composition root builds it from Settings."""
 
 
-__all__ = ["Document", "Engram", "Passage", "SearchResult"]
+__all__ = ["Document", "Engram", "Passage", "SearchResult", "filters_from_json"]

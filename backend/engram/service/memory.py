@@ -54,9 +54,10 @@ class MemoryMixin(RetrievalMixin):
         facts_root: str | None = None,
         config_dir: str | None = None,
         index: bool = True,
+        template: bool = True,
     ) -> VaultInfo:
         """Register a folder as the default vault (a collection with a facts root) and
-        write the new-fact template into its templates folder."""
+        write the new-fact template into its templates folder (unless `template` is off)."""
         root = Path(path).expanduser().resolve()
         if not root.is_dir():
             raise NotFoundError(f"{path} is not a folder")
@@ -84,7 +85,7 @@ class MemoryMixin(RetrievalMixin):
         v = self._vault(name)
         v.notes.path(v.facts_root).mkdir(parents=True, exist_ok=True)
         rel = f"{v.templates}/{TEMPLATE_NAME}"
-        status = write_template(v.notes.path(rel))
+        status = write_template(v.notes.path(rel)) if template else "not written"
         if index:
             self.update([name])
         return VaultInfo(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections import deque
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -13,7 +14,7 @@ from engram.memory import format as fmt
 from engram.memory import wake as wk
 from engram.memory.inputs import check_type, tier_bounds
 from engram.memory.model import DAILY_FOLDER, LEDGER_FOLDER, LIVE_STATES, Fact, iso
-from engram.memory.neighbours import Neighbours, link_table_neighbours
+from engram.memory.neighbours import Neighbour, Neighbours
 from engram.memory.results import (
     ContextResult,
     DailyResult,
@@ -21,6 +22,8 @@ from engram.memory.results import (
     SessionEnd,
     WakeResult,
 )
+from engram.service.graph import GraphMixin
+from engram.service.hybrid import HybridMixin
 from engram.service.memory import VaultCtx
 from engram.service.memory_write import MemoryWriteMixin
 from engram.store import admin
@@ -31,22 +34,24 @@ MAX_ID_FILTER = 20_000  # beyond this many candidate facts, filter after searchi
 CONTEXT_LIMITS = {"structural": 40, "potential": 30, "contextual": 15, "search": 12}
 
 
-class MemoryRecallMixin(MemoryWriteMixin):
+class MemoryRecallMixin(MemoryWriteMixin, GraphMixin, HybridMixin):
     """recall, memory context, daily, checkpoint, wake, end-session."""
 
     def fact_relevance(
         self, v: VaultCtx, query: str, n: int, doc_ids: Sequence[int]
     ) -> dict[int, tuple[float, str]]:
-        """Relevance (0..1) and snippet of fact documents for a query.
-
-        The one relevance source of recall and context: BM25 today; switch it to hybrid
-        search here and everything built on recall follows.
-        """
+        """Hybrid (keyword + vector, fused) relevance of fact documents; no expansion or
+        reranking, so recall stays interactive."""
         if not doc_ids:
             return {}
-        ids = tuple(doc_ids) if len(doc_ids) <= MAX_ID_FILTER else None
-        results = self.search(
-            query, n=n, collections=[v.name], filters=Filters(doc_ids=ids) if ids else None
+        ids = tuple(doc_ids) if len(doc_ids) <= 20_000 else None
+        results = self.query(
+            query,
+            n=n,
+            collections=[v.name],
+            filters=Filters(doc_ids=ids) if ids else None,
+            expand=False,
+            rerank=False,
         )
         wanted = set(doc_ids)
         return {
@@ -54,9 +59,30 @@ class MemoryRecallMixin(MemoryWriteMixin):
         }
 
     def neighbours_for(self, v: VaultCtx) -> Neighbours:
-        """Graph neighbours used by the context builder (default: the stored links table)."""
-        generated = tuple(f"{v.facts_root}/{folder}/" for folder in (DAILY_FOLDER, LEDGER_FOLDER))
-        return link_table_neighbours(self.db.conn, v.name, generated)
+        """Neighbours over the resolved link graph, never walking through daily notes or
+        the ledger (they link to everything of a day)."""
+        skip = tuple(f"{v.facts_root}/{folder}/" for folder in (DAILY_FOLDER, LEDGER_FOLDER))
+        graph = self._graph_of(v.name)[1].graph
+
+        def neighbours(seeds: Sequence[int], hops: int) -> list[Neighbour]:
+            out: list[Neighbour] = []
+            seen = set(seeds)
+            queue = deque((s, s, 0) for s in seeds if s in graph.info)
+            while queue:
+                node, seed, depth = queue.popleft()
+                if depth >= hops:
+                    continue
+                around = set(graph.g.successors(node)) | set(graph.g.predecessors(node))
+                for nxt in sorted(around, key=graph.path_of):
+                    path = graph.path_of(nxt)
+                    if nxt in seen or path.startswith(skip):
+                        continue
+                    seen.add(nxt)
+                    out.append(Neighbour(nxt, path, graph.title_of(nxt), depth + 1, seed))
+                    queue.append((nxt, seed, depth + 1))
+            return out
+
+        return neighbours
 
     def recall(
         self,

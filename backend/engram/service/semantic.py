@@ -126,6 +126,19 @@ class SemanticMixin(RetrievalMixin):
             self.require_collection(name)
         return embedding.embed(self.db, self.embedder(), names, force, progress)
 
+    def embed_if_available(
+        self, collections: Iterable[str] = (), progress: embedding.Progress | None = None
+    ) -> embedding.EmbedReport | None:
+        """Embed what changed when an embedding model and sqlite-vec are there; None if not
+        (keyword search needs neither, so background indexing must not fail without them)."""
+        if self.settings.embed_model is None or not self.db.vec_available:
+            return None
+        try:
+            self.model_path("embed")
+        except UnavailableError:
+            return None
+        return self.embed(collections, progress=progress)
+
     def vsearch(
         self,
         query: str,
@@ -196,6 +209,57 @@ class SemanticMixin(RetrievalMixin):
             passages=passages,
             doc_id=doc_id,
         )
+
+    def related_notes(self, collection: str, path: str, n: int = 5) -> list[SearchResult]:
+        """Notes closest in meaning to a note (the mean of its passage vectors); no model call."""
+        import numpy as np
+
+        from engram.search import vector as vector_search
+        from engram.store import admin
+
+        self._require_vectors_extension()
+        conn = self.db.conn
+        row = admin.document_by_path(conn, collection, path)
+        if row is None:
+            raise InvalidInputError(f"{collection}/{path} is not indexed")
+        hashes = list({c.text_hash for c in vectors.chunks_of(conn, row["hash"])})
+        blobs = vectors.vectors_of_texts(conn, hashes)
+        if not blobs:
+            raise UnavailableError(f"{path} has no embeddings yet: run `engram embed`")
+        mean = np.mean([np.frombuffer(b, dtype=np.float32) for b in blobs], axis=0)
+        mean /= max(float(np.linalg.norm(mean)), 1e-9)
+        if self._vindex is None:
+            self._vindex = vector_search.VectorIndex()
+        hits = vector_search.search(
+            conn, self._vindex, mean.astype(np.float32), Filters(collections=(collection,)), n + 1
+        )
+        q = self.parse("")
+        return [
+            self.result_from_vector_hit(conn, h, q, with_snippet=False)
+            for h in hits
+            if int(h.doc[0]) != int(row["id"])
+        ][:n]
+
+    def model_status(self) -> dict[str, dict[str, str]]:
+        """Each role's model for the status bar: id and loaded / available / missing."""
+        out = {}
+        for role in ROLES:
+            spec = self.model_spec(role)
+            loaded = {
+                "embed": self._embedder,
+                "rerank": getattr(self, "_reranker", None),
+                "generate": getattr(self, "_generator", None),
+            }[role]
+            if loaded is not None:
+                out[role] = {"id": loaded.model_id, "state": "loaded"}
+            elif spec is None:
+                out[role] = {"id": "", "state": "missing"}  # not configured
+            else:
+                try:
+                    out[role] = {"id": self.model_path(role).stem, "state": "available"}
+                except UnavailableError:
+                    out[role] = {"id": spec, "state": "missing"}
+        return out
 
     def embedding_state(self) -> dict[str, Any]:
         """Which model the stored vectors belong to, and how much is embedded."""

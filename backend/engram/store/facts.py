@@ -208,14 +208,3 @@ def entity_values(conn: Any, collection: str) -> list[str]:
         (collection,),
     )
     return [str(r[0]) for r in rows if isinstance(r[0], str)]
-
-
-def links_of(conn: Any, collection: str) -> list[Any]:
-    """(source doc id, target as written) of every link in a collection."""
-    return list(
-        conn.execute(
-            "SELECT l.doc_id, l.target FROM links l JOIN documents d ON d.id = l.doc_id"
-            " WHERE d.collection = ? AND l.target != ''",
-            (collection,),
-        )
-    )

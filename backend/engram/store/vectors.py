@@ -137,6 +137,26 @@ def knn(
     return [(int(r[0]), float(r[1])) for r in conn.execute(sql, params)]
 
 
+def vectors_of_texts(conn: Any, text_hashes: Sequence[str]) -> list[bytes]:
+    """The stored vectors of these passage texts."""
+    if not text_hashes:
+        return []
+    marks = ",".join("?" * len(text_hashes))
+    ids = [
+        r[0]
+        for r in conn.execute(
+            f"SELECT vector_id FROM embeddings WHERE text_hash IN ({marks})", list(text_hashes)
+        )
+    ]
+    if not ids:
+        return []
+    marks = ",".join("?" * len(ids))
+    return [
+        r[0]
+        for r in conn.execute(f"SELECT embedding FROM {VECTOR_TABLE} WHERE rowid IN ({marks})", ids)
+    ]
+
+
 def all_vectors(conn: Any) -> list[tuple[int, bytes]]:
     """Every (vector id, float32 bytes), for an in-memory index."""
     return [(int(r[0]), r[1]) for r in conn.execute(f"SELECT rowid, embedding FROM {VECTOR_TABLE}")]

@@ -1,0 +1,143 @@
+"""serve, token show, token rotate."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from engram.cli.main import State, cli, echo_json, pass_state
+
+vault_option = click.option(
+    "--vault",
+    required=True,
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="The vault (or any folder of notes) the daemon serves.",
+)
+config_dir_option = click.option(
+    "--config-dir",
+    default=".obsidian",
+    show_default=True,
+    help="The vault's config folder (Obsidian lets users rename it).",
+)
+
+
+@cli.command()
+@vault_option
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=0,
+    help="Port on 127.0.0.1 (default: a free one, written to discovery.json).",
+)
+@click.option("--no-watch", is_flag=True, help="Do not watch the vault for changes.")
+@config_dir_option
+@click.option(
+    "--debounce",
+    type=click.FloatRange(0.1, 60),
+    default=2.0,
+    show_default=True,
+    help="Seconds a changed file must stay quiet before it is re-indexed.",
+)
+@click.option(
+    "--log-level",
+    type=click.Choice(["debug", "info", "warning", "error"]),
+    default="info",
+    show_default=True,
+    help="info logs one line per request (never headers or query strings).",
+)
+@pass_state
+def serve(
+    state: State,
+    vault: Path,
+    port: int,
+    no_watch: bool,
+    config_dir: str,
+    debounce: float,
+    log_level: str,
+) -> None:
+    """Run the localhost daemon for a vault: the HTTP API of the Obsidian plugin, a watcher
+    that keeps the index fresh, and one warm process the CLI uses for search and get.
+
+    Binds 127.0.0.1 only; every request but /v1/health needs the bearer token, which is in
+    <vault>/<config-dir>/plugins/engram/discovery.json while the daemon runs. Stop it with
+    Ctrl-C (or SIGTERM).
+    """
+    from engram.server.discovery import check_config_dir
+    from engram.server.run import ServeOptions
+    from engram.server.run import serve as run
+    from engram.server.tokens import system_keyring
+
+    logging.basicConfig(
+        level=getattr(logging, log_level.upper()),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    options = ServeOptions(
+        vault=vault,
+        port=port,
+        watch=not no_watch,
+        config_dir=check_config_dir(config_dir),
+        debounce=debounce,
+    )
+
+    def announce(message: str) -> None:
+        click.echo(message)
+        sys.stdout.flush()
+
+    run(state.engram, options, system_keyring(), announce)
+
+
+@cli.group()
+def token() -> None:
+    """The bearer token of a vault's daemon (kept in the system keyring, else a 0600 file)."""
+
+
+@token.command("show")
+@vault_option
+@click.option("--json", "as_json", is_flag=True, help="Output as JSON (token and where it lives).")
+@pass_state
+def token_show(state: State, vault: Path, as_json: bool) -> None:
+    """Print the token (created on first use) for clients you configure by hand."""
+    from engram import config
+    from engram.server.tokens import TokenStore, system_keyring
+
+    settings = config.resolve(os.environ, index=state.index, config_file=state.config_file)
+    store = TokenStore(settings.data_dir, vault.resolve(), system_keyring())
+    value = store.get_or_create()
+    if as_json:
+        echo_json({"vault": str(vault.resolve()), "store": store.kind, "token": value})
+    else:
+        click.echo(value)
+
+
+@token.command("rotate")
+@vault_option
+@config_dir_option
+@pass_state
+def token_rotate(state: State, vault: Path, config_dir: str) -> None:
+    """Replace the token; a running daemon switches to the new one at once (clients re-read
+    discovery.json)."""
+    from engram import config
+    from engram.cli.remote import DaemonClient, DaemonUnreachable
+    from engram.server import discovery
+    from engram.server.tokens import TokenStore, system_keyring
+
+    root = vault.resolve()
+    path = discovery.discovery_path(root, discovery.check_config_dir(config_dir))
+    data = discovery.read(path)
+    if discovery.live(data) and data is not None and data.get("vault") == str(root):
+        client = DaemonClient(int(data["port"]), str(data["token"]), data.get("pid"))
+        try:
+            client.request("POST", "/v1/token/rotate")
+            pid = data.get("pid")
+            click.echo(f"token rotated; the daemon (pid {pid}) uses the new one", err=True)
+            return
+        except DaemonUnreachable:
+            pass
+    settings = config.resolve(os.environ, index=state.index, config_file=state.config_file)
+    TokenStore(settings.data_dir, root, system_keyring()).rotate()
+    click.echo("token rotated; a daemon started from now on uses the new one", err=True)

@@ -1,0 +1,79 @@
+"""The aiohttp application: `create_app` wires state, middlewares, routes and background work.
+
+`run_app`-style serving (socket, signals, discovery files) lives in `engram.server.run`, the
+entry point `engram serve` calls; tests build the app here and drive it with aiohttp_client.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
+
+from aiohttp import web
+
+from engram.server import routes, routes_memory
+from engram.server.jobs import JobRunner
+from engram.server.middleware import middlewares
+from engram.server.state import (
+    CONFIG,
+    ENGRAM,
+    JOBS,
+    READER,
+    RUNTIME,
+    WATCHER,
+    Runtime,
+    ServerConfig,
+)
+from engram.server.watcher import Watcher
+from engram.service import Engram
+
+
+def create_app(engram: Engram, config: ServerConfig, runtime: Runtime) -> web.Application:
+    """The API for one vault collection of `engram`, authenticated by `runtime.token`."""
+    app = web.Application(middlewares=middlewares(), client_max_size=config.max_body)
+    app[ENGRAM] = engram
+    app[CONFIG] = config
+    app[RUNTIME] = runtime
+    app[READER] = ThreadPoolExecutor(config.readers, thread_name_prefix="engram-read")
+    jobs = JobRunner(engram, config.collection, on_error=runtime.record_error)
+    app[JOBS] = jobs
+    app[WATCHER] = (
+        Watcher(
+            config.vault,
+            config.config_dir,
+            config.debounce,
+            lambda paths: jobs.submit(paths, "watcher"),
+        )
+        if config.watch
+        else None
+    )
+    app.cleanup_ctx.append(_readers)
+    app.cleanup_ctx.append(_jobs)
+    app.cleanup_ctx.append(_watcher)
+    app.add_routes(routes.routes)
+    app.add_routes(routes_memory.routes)
+    return app
+
+
+async def _readers(app: web.Application) -> AsyncIterator[None]:
+    _ = app[ENGRAM].db  # open (and migrate) the index before any request races to do it
+    yield
+    app[READER].shutdown(wait=True, cancel_futures=True)
+
+
+async def _jobs(app: web.Application) -> AsyncIterator[None]:
+    jobs = app[JOBS]
+    jobs.start()
+    if app[CONFIG].index_on_start:
+        jobs.submit(None, "startup")
+    yield
+    await jobs.close()
+
+
+async def _watcher(app: web.Application) -> AsyncIterator[None]:
+    watcher = app[WATCHER]
+    if watcher is not None:
+        watcher.start()
+    yield
+    if watcher is not None:
+        await watcher.close()

@@ -1,0 +1,176 @@
+"""The one writer: index jobs and every other write run, in order, on a single thread.
+
+Requests that arrive while a job waits are merged into it (a burst of saves from the plugin or
+the watcher becomes one job; "everything" absorbs any list of paths). Progress is visible in
+`GET /v1/status`. Shutting down stops a running index job at its next batch boundary; the
+indexer commits in small transactions, so the index stays consistent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import logging
+import uuid
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from engram.service import Engram
+
+T = TypeVar("T")
+log = logging.getLogger("engram.server")
+
+
+class Cancelled(Exception):
+    """Raised from the progress callback to stop an index job at shutdown."""
+
+
+@dataclass
+class Job:
+    """One index run: everything (paths None) or some collection-relative paths."""
+
+    id: str
+    source: str
+    paths: set[str] | None = None
+    state: str = "queued"  # queued | running | done | failed | cancelled
+    done: int = 0
+    total: int = 0
+    summary: str | None = None
+    error: str | None = None
+    changed: list[int] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON shape."""
+        return {
+            "id": self.id,
+            "state": self.state,
+            "source": self.source,
+            "paths": None if self.paths is None else len(self.paths),
+            "done": self.done,
+            "total": self.total,
+            "summary": self.summary,
+            "error": self.error,
+        }
+
+
+class JobRunner:
+    """Queue, merge and run index jobs and writes on the writer thread."""
+
+    def __init__(
+        self, engram: Engram, collection: str, on_error: Callable[[str], None] | None = None
+    ) -> None:
+        self.engram = engram
+        self.collection = collection
+        self.on_error = on_error
+        self.writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="engram-writer")
+        self.pending: Job | None = None
+        self.current: Job | None = None
+        self.last: Job | None = None
+        self._wake = asyncio.Event()
+        self._closing = False
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        """Begin running jobs on this event loop."""
+        self._task = asyncio.get_running_loop().create_task(self._loop(), name="engram-jobs")
+
+    def submit(self, paths: Iterable[str] | None, source: str) -> Job:
+        """Queue an index job (None: everything), merged into one already waiting."""
+        job = self.pending
+        if job is None:
+            job = Job(id=uuid.uuid4().hex[:12], source=source)
+            job.paths = None if paths is None else set(paths)
+            self.pending = job
+            self._wake.set()
+        elif job.paths is not None:
+            job.paths = None if paths is None else job.paths | set(paths)
+        return job
+
+    async def write(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """Run a write on the writer thread (after any job already running)."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self.writer, functools.partial(fn, *args, **kwargs))
+
+    @property
+    def busy(self) -> bool:
+        """A job is running or waiting."""
+        return self.current is not None or self.pending is not None
+
+    def queued_paths(self) -> int:
+        """Paths waiting in the queued job (0 when it is a full re-index)."""
+        return len(self.pending.paths) if self.pending and self.pending.paths else 0
+
+    def snapshot(self) -> dict[str, Any]:
+        """Indexing progress for `GET /v1/status`."""
+        job = self.current or self.pending
+        return {
+            "state": "indexing" if job is not None else "idle",
+            "done": job.done if job else 0,
+            "total": job.total if job else 0,
+            "job": job.to_dict() if job else None,
+            "lastJob": self.last.to_dict() if self.last else None,
+        }
+
+    async def _loop(self) -> None:
+        while not self._closing:
+            await self._wake.wait()
+            self._wake.clear()
+            while self.pending is not None and not self._closing:
+                job, self.pending = self.pending, None
+                await self._run(job)
+
+    async def _run(self, job: Job) -> None:
+        job.state = "running"
+        self.current = job
+        loop = asyncio.get_running_loop()
+        try:
+            report = await loop.run_in_executor(self.writer, self._update, job)
+            job.state = "done"
+            job.summary = report.summary()
+            job.changed = list(report.changed_ids)
+            if report.warnings:
+                log.info("index job %s: %d warnings", job.id, len(report.warnings))
+        except Cancelled:
+            job.state = "cancelled"
+        except Exception as exc:
+            job.state = "failed"
+            job.error = f"{type(exc).__name__}: {exc}"
+            log.exception("index job %s failed", job.id)
+            if self.on_error is not None:
+                self.on_error(f"indexing failed: {job.error}")
+        finally:
+            self.current = None
+            self.last = job
+
+    def _update(self, job: Job) -> Any:
+        """On the writer thread: expand changed paths, then an incremental update."""
+        only = None
+        if job.paths is not None:
+            only = {self.collection: self.engram.expand_changes(self.collection, job.paths)}
+
+        def progress(done: int, total: int) -> None:
+            if self._closing:
+                raise Cancelled
+            job.done, job.total = done, total
+
+        report = self.engram.update([self.collection], progress=progress, only_paths=only)
+        self.engram.embed_if_available(
+            [self.collection], lambda _phase, done, total: progress(done, total)
+        )
+        return report
+
+    async def close(self) -> None:
+        """Stop: the running job ends at its next batch, queued ones are dropped."""
+        self._closing = True
+        self._wake.set()
+        if self.pending is not None:
+            self.pending.state = "cancelled"
+            self.pending = None
+        if self._task is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(None, functools.partial(self.writer.shutdown, wait=True))

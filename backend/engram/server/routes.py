@@ -1,0 +1,220 @@
+"""Core routes: health, status, search/query, documents, note metadata, reindex, active note.
+
+Each handler parses input, calls one facade method off the event loop, and shapes the JSON.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from aiohttp import web
+
+from engram import __version__
+from engram.errors import InvalidInputError
+from engram.server import validate as v
+from engram.server.discovery import NAME, PROTOCOL
+from engram.server.state import (
+    CONFIG,
+    ENGRAM,
+    JOBS,
+    RUNTIME,
+    WATCHER,
+    ActiveNote,
+    in_reader,
+    now_iso,
+)
+from engram.service import filters_from_json
+
+routes = web.RouteTableDef()
+MODES = ("search", "vsearch", "query")
+
+
+@cache
+def openapi_document() -> dict[str, Any]:
+    """The OpenAPI description shipped in the package."""
+    text = resources.files("engram.server").joinpath("openapi.json").read_text(encoding="utf-8")
+    return json.loads(text)
+
+
+@routes.get("/v1/health")
+async def health(request: web.Request) -> web.Response:
+    """Liveness and protocol, without a token."""
+    return web.json_response(
+        {"ok": True, "name": NAME, "version": __version__, "protocol": PROTOCOL}
+    )
+
+
+@routes.get("/v1/openapi.json")
+async def openapi(request: web.Request) -> web.Response:
+    """This API, described."""
+    return web.json_response(openapi_document())
+
+
+@routes.get("/v1/status")
+async def status(request: web.Request) -> web.Response:
+    """Counts, indexing progress, models, watcher, sync and the last error."""
+    app = request.app
+    engram, cfg, jobs, watcher = app[ENGRAM], app[CONFIG], app[JOBS], app[WATCHER]
+    info = await in_reader(app, engram.status)
+    counts = {c["name"]: c["documents"] for c in info["collections"]}
+    indexing = jobs.snapshot()
+    indexing["lastUpdate"] = info["index"].get("lastUpdate")
+    models = await in_reader(app, engram.model_status)
+    sync = (
+        await in_reader(app, engram.sync_status)
+        if hasattr(engram, "sync_status")
+        else {"configured": False, "state": "off", "pending": 0, "lastSync": None}
+    )
+    return web.json_response(
+        {
+            "version": __version__,
+            "vault": {"path": str(cfg.vault), "collection": cfg.collection},
+            "documents": counts.get(cfg.collection, 0),
+            "chunks": info["embeddings"]["chunks"],
+            "embedded": info["embeddings"]["embedded"],
+            "indexing": indexing,
+            "models": models,
+            "watcher": {
+                "enabled": watcher is not None,
+                "queue": (watcher.queue if watcher else 0) + jobs.queued_paths(),
+                "error": watcher.error if watcher else None,
+            },
+            "sync": sync,
+            "lastError": app[RUNTIME].last_error,
+            "collections": info["collections"],
+            "index": info["index"],
+            "startedAt": app[RUNTIME].started_at,
+        }
+    )
+
+
+@routes.post("/v1/query")
+async def query(request: web.Request) -> web.Response:
+    """Search in one of three modes; results shaped like the CLI's --json."""
+    body = await v.json_body(request)
+    q = v.text(body, "q", required=True)
+    mode = v.text(body, "mode", default="search", max_len=16)
+    if mode not in MODES:
+        raise InvalidInputError(f"mode must be one of {', '.join(MODES)}")
+    n = v.integer(body, "n", 10, low=1, high=1000)
+    every = v.flag(body, "all")
+    collections = v.strings(body, "collections", max_len=200)
+    filters = filters_from_json(body.get("filters"))
+    min_score = v.number(body, "minScore", 0.0, low=0.0, high=1.0)
+    full = v.flag(body, "full")
+    options: dict[str, Any] = {}
+    if mode != "search":
+        options["chunks"] = v.flag(body, "chunks")
+    if mode == "query":
+        options["expand"] = v.flag(body, "expand", default=True)
+        options["rerank"] = v.flag(body, "rerank", default=True)
+        options["candidate_limit"] = v.integer(body, "candidateLimit", 30, low=1, high=200)
+        options["explain"] = v.flag(body, "explain")
+    engram = request.app[ENGRAM]
+    searches: dict[str, Callable[..., Any]] = {
+        "search": engram.search,
+        "vsearch": engram.vsearch,
+        "query": engram.query_run,
+    }
+    found = await in_reader(
+        request.app,
+        searches[mode],
+        q,
+        n=None if every else n,
+        collections=collections,
+        min_score=min_score,
+        full=full,
+        filters=filters,
+        **options,
+    )
+    if mode == "query":
+        return web.json_response(found.to_dict())
+    return web.json_response({"results": [r.to_dict() for r in found], "notices": []})
+
+
+@routes.get("/v1/documents")
+async def document(request: web.Request) -> web.Response:
+    """One document by path, collection/path, engram:// URI or #docid (what `engram get` does)."""
+    params = dict(request.query)
+    ref = v.text(params, "ref", required=True, max_len=2048)
+    start = v.integer(params, "from", 0, low=0, high=10_000_000)
+    lines = v.integer(params, "lines", -1, low=0, high=10_000_000) if "lines" in params else None
+    doc = await in_reader(
+        request.app, request.app[ENGRAM].get, ref, from_line=start or None, max_lines=lines
+    )
+    return web.json_response({"document": doc.to_dict()})
+
+
+async def note_rel(request: web.Request, path: Any) -> str:
+    """A vault-relative note path from the client, refused if it leaves the vault."""
+    app = request.app
+    if not isinstance(path, str):
+        raise InvalidInputError("'path' must be a string")
+    return await in_reader(app, app[ENGRAM].note_path, app[CONFIG].collection, path)
+
+
+@routes.get("/v1/notes/metadata")
+async def note_metadata(request: web.Request) -> web.Response:
+    """Frontmatter, fact, backlinks, related notes and index coverage of one note."""
+    app = request.app
+    engram, collection = app[ENGRAM], app[CONFIG].collection
+    rel = await note_rel(request, request.query.get("path"))
+    return web.json_response(await in_reader(app, engram.note_panel, collection, rel))
+
+
+@routes.post("/v1/index")
+async def reindex(request: web.Request) -> web.Response:
+    """Queue re-indexing of some paths (changed, deleted, renamed) or of everything."""
+    body = await v.json_body(request, allow_empty=True)
+    app = request.app
+    if not body or not ({"paths", "deleted", "renamed"} & body.keys()):
+        job = app[JOBS].submit(None, "api")
+        return web.json_response({"job": {"id": job.id, "state": job.state}}, status=202)
+    raw = v.strings(body, "paths") + v.strings(body, "deleted")
+    renamed = v.present(body, "renamed") if "renamed" in body else []
+    if not isinstance(renamed, list) or not all(
+        isinstance(r, dict) and isinstance(r.get("from"), str) and isinstance(r.get("to"), str)
+        for r in renamed
+    ):
+        raise InvalidInputError('\'renamed\' must be a list of {"from": path, "to": path}')
+    raw += [r[k] for r in renamed for k in ("from", "to")]
+    if len(raw) > v.MAX_LIST_ITEMS:
+        raise InvalidInputError(f"at most {v.MAX_LIST_ITEMS} paths per request")
+    engram, collection = app[ENGRAM], app[CONFIG].collection
+
+    def normalize() -> list[str]:
+        return [engram.note_path(collection, p) for p in raw]
+
+    paths = await in_reader(app, normalize)
+    job = app[JOBS].submit(paths, "api")
+    return web.json_response({"job": {"id": job.id, "state": job.state}}, status=202)
+
+
+@routes.post("/v1/active-note")
+async def set_active_note(request: web.Request) -> web.Response:
+    """Remember the note open in Obsidian (for agents asking what the user is looking at)."""
+    body = await v.json_body(request)
+    rel = await note_rel(request, v.text(body, "path", required=True, max_len=4096))
+    selection = v.text(body, "selection", default="", max_len=200_000) or ""
+    line = v.integer(body, "cursorLine", 0, low=0, high=10_000_000)
+    request.app[RUNTIME].active_note = ActiveNote(rel, selection, line, now_iso())
+    return web.Response(status=204)
+
+
+@routes.get("/v1/active-note")
+async def get_active_note(request: web.Request) -> web.Response:
+    """The note last reported open in Obsidian, or null."""
+    note = request.app[RUNTIME].active_note
+    return web.json_response({"activeNote": note.to_dict() if note else None})
+
+
+@routes.post("/v1/token/rotate")
+async def rotate_token(request: web.Request) -> web.Response:
+    """Replace the token; discovery files are rewritten, this request's token stops working."""
+    runtime = request.app[RUNTIME]
+    await in_reader(request.app, runtime.rotate)
+    return web.json_response({"rotated": True})

@@ -1,0 +1,189 @@
+"""Routes for memory (recall, facts), the graph and Convex sync. Input is validated here;
+each route then calls one facade method on the served vault."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from aiohttp import web
+
+from engram.errors import InvalidInputError, UnavailableError
+from engram.server import validate as v
+from engram.server.routes import note_rel
+from engram.server.state import CONFIG, ENGRAM, JOBS, in_reader
+
+routes = web.RouteTableDef()
+FACT_ID = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
+# JSON name -> (facade keyword, type check)
+FIELDS: dict[str, tuple[str, Callable[[Any], bool]]] = {
+    "text": ("text", lambda x: isinstance(x, str) and bool(x.strip()) and len(x) <= 100_000),
+    "title": ("title", lambda x: isinstance(x, str) and len(x) <= 500),
+    "type": ("fact_type", lambda x: isinstance(x, str) and 0 < len(x) <= 64),
+    "importance": ("importance", lambda x: _unit(x)),
+    "confidence": ("confidence", lambda x: _unit(x)),
+    "tags": ("tags", lambda x: _str_list(x)),
+    "entities": ("entities", lambda x: _str_list(x)),
+    "lifecycleState": ("lifecycle", lambda x: isinstance(x, str) and 0 < len(x) <= 32),
+}
+NEW_FACT = ("text", "title", "type", "importance", "confidence", "tags", "entities")
+
+
+def _unit(x: Any) -> bool:
+    return isinstance(x, int | float) and not isinstance(x, bool) and 0 <= x <= 1
+
+
+def _str_list(x: Any) -> bool:
+    return isinstance(x, list) and len(x) <= 200 and all(isinstance(s, str) for s in x)
+
+
+def _fields(body: dict[str, Any], allowed: tuple[str, ...]) -> dict[str, Any]:
+    unknown = sorted(set(body) - set(allowed))
+    if unknown:
+        raise InvalidInputError(f"unknown field {unknown[0]!r}; allowed: {', '.join(allowed)}")
+    out = {}
+    for key, value in body.items():
+        name, ok = FIELDS[key]
+        if not ok(value):
+            raise InvalidInputError(f"{key!r} has the wrong type or is out of range")
+        if isinstance(value, str):
+            v.clean(value, key)
+        elif isinstance(value, list):
+            for item in value:
+                v.clean(item, key)
+        out[name] = value
+    return out
+
+
+def _fact_id(request: web.Request) -> str:
+    fact_id = request.match_info["id"]
+    if not FACT_ID.fullmatch(fact_id):
+        raise InvalidInputError("a fact id is letters, digits, '-', '_' or '.'")
+    return fact_id
+
+
+def jsonable(value: Any) -> Any:
+    """Facade values as JSON: objects with to_dict(), lists of them, or plain data."""
+    if hasattr(value, "to_dict"):
+        return value.to_dict()
+    if isinstance(value, list | tuple):
+        return [jsonable(x) for x in value]
+    return value
+
+
+@routes.post("/v1/recall")
+async def recall(request: web.Request) -> web.Response:
+    """Facts and notes ranked by relevance × importance × recency."""
+    body = await v.json_body(request)
+    q = v.text(body, "q", required=True)
+    n = v.integer(body, "n", 10, low=1, high=200)
+    app = request.app
+    found = await in_reader(app, app[ENGRAM].recall, q, n=n, vault=app[CONFIG].collection)
+    return web.json_response({"results": jsonable(found), "notices": []})
+
+
+@routes.get("/v1/facts")
+async def list_facts(request: web.Request) -> web.Response:
+    """Recent facts, newest first (optionally one type)."""
+    params = dict(request.query)
+    limit = v.integer(params, "limit", 20, low=1, high=500)
+    sort = v.text(params, "sort", default="recent", max_len=16)
+    if sort != "recent":
+        raise InvalidInputError('sort must be "recent"')
+    fact_type = v.text(params, "type", max_len=64) or None
+    app = request.app
+    facts = await in_reader(
+        app,
+        app[ENGRAM].recent_facts,
+        limit=limit,
+        fact_type=fact_type,
+        vault=app[CONFIG].collection,
+    )
+    return web.json_response({"facts": jsonable(facts)})
+
+
+@routes.post("/v1/facts")
+async def create_fact(request: web.Request) -> web.Response:
+    """Store a new fact as a note."""
+    fields = _fields(await v.json_body(request), NEW_FACT)
+    if "text" not in fields:
+        raise InvalidInputError("'text' is required")
+    app = request.app
+    fact = await app[JOBS].write(
+        app[ENGRAM].fact_add, source="obsidian", vault=app[CONFIG].collection, **fields
+    )
+    return web.json_response({"fact": jsonable(fact)}, status=201)
+
+
+@routes.get("/v1/facts/{id}")
+async def get_fact(request: web.Request) -> web.Response:
+    """One fact."""
+    fact_id = _fact_id(request)
+    app = request.app
+    fact = await in_reader(app, app[ENGRAM].fact_get, fact_id, vault=app[CONFIG].collection)
+    return web.json_response({"fact": jsonable(fact)})
+
+
+@routes.patch("/v1/facts/{id}")
+async def update_fact(request: web.Request) -> web.Response:
+    """Change some fields of a fact (its note is rewritten safely)."""
+    fact_id = _fact_id(request)
+    changes = _fields(await v.json_body(request), tuple(FIELDS))
+    if not changes:
+        raise InvalidInputError("nothing to change")
+    app = request.app
+    fact = await app[JOBS].write(
+        app[ENGRAM].fact_update, fact_id, vault=app[CONFIG].collection, **changes
+    )
+    return web.json_response({"fact": jsonable(fact)})
+
+
+@routes.delete("/v1/facts/{id}")
+async def archive_fact(request: web.Request) -> web.Response:
+    """Archive a fact: its note stays, lifecycleState becomes archived."""
+    fact_id = _fact_id(request)
+    app = request.app
+    fact = await app[JOBS].write(app[ENGRAM].fact_archive, fact_id, vault=app[CONFIG].collection)
+    return web.json_response({"fact": jsonable(fact)})
+
+
+@routes.post("/v1/facts/from-note")
+async def fact_from_note(request: web.Request) -> web.Response:
+    """Store a note, or a selection in it, as a fact."""
+    body = await v.json_body(request)
+    rel = await note_rel(request, v.text(body, "path", required=True, max_len=4096))
+    selection = v.text(body, "selection", max_len=100_000)
+    app = request.app
+    fact = await app[JOBS].write(
+        app[ENGRAM].fact_from_note, rel, selection=selection, vault=app[CONFIG].collection
+    )
+    return web.json_response({"fact": jsonable(fact)}, status=201)
+
+
+@routes.get("/v1/graph/neighbors")
+async def neighbors(request: web.Request) -> web.Response:
+    """Notes within `depth` links of a note."""
+    params = dict(request.query)
+    rel = await note_rel(request, params.get("path"))
+    depth = v.integer(params, "depth", 1, low=1, high=3)
+    app = request.app
+    found = await in_reader(
+        app, app[ENGRAM].neighbors, rel, depth=depth, collection=app[CONFIG].collection
+    )
+    return web.json_response(jsonable(found))
+
+
+@routes.post("/v1/sync")
+async def sync_now(request: web.Request) -> web.Response:
+    """Push and pull facts with Convex now."""
+    await v.json_body(request, allow_empty=True)
+    engram = request.app[ENGRAM]
+    status = getattr(engram, "sync_status", None)
+    state = await in_reader(request.app, status) if status is not None else {}
+    if not state.get("configured") or not hasattr(engram, "sync_now"):
+        raise UnavailableError(
+            state.get("reason")
+            or "sync is not configured: set the Convex deployment URL (see docs/convex.md)"
+        )
+    return web.json_response(jsonable(await request.app[JOBS].write(engram.sync_now)))

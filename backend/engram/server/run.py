@@ -1,0 +1,194 @@
+"""Serving: take the index lock, bind 127.0.0.1, write discovery files, run until a signal,
+then remove the files and close everything (the entry point `engram serve` calls `serve`)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import errno
+import logging
+import os
+import signal
+import socket
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
+
+from engram.errors import ConflictError
+from engram.server import discovery
+from engram.server.app import create_app
+from engram.server.discovery import Discovery, IndexLock
+from engram.server.middleware import AccessLogger
+from engram.server.state import Runtime, ServerConfig, now_iso
+from engram.server.tokens import KeyringLike, TokenStore
+from engram.service import Engram
+
+log = logging.getLogger("engram.server")
+SHUTDOWN_SECONDS = 5.0
+MAX_LINE = 65536
+
+
+@dataclass(frozen=True)
+class ServeOptions:
+    """What `engram serve` was asked for."""
+
+    vault: Path
+    port: int = 0
+    watch: bool = True
+    config_dir: str = ".obsidian"
+    debounce: float = 2.0
+    index_on_start: bool = True
+
+
+def capabilities(engram: Engram, watch: bool) -> tuple[str, ...]:
+    """What this daemon can do, for clients deciding which features to show."""
+    caps = ["search", "status", "index", "documents", "notes.metadata", "active-note"]
+    optional = {
+        "vsearch": "vsearch",
+        "query": "query",
+        "recall": "recall",
+        "facts": "add_fact",
+        "graph": "neighbors",
+        "sync": "sync_now",
+    }
+    caps += [cap for cap, method in optional.items() if hasattr(engram, method)]
+    return (*caps, "watch") if watch else tuple(caps)
+
+
+def bind(port: int) -> socket.socket:
+    """A listening socket on 127.0.0.1 (a free port when `port` is 0)."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(("127.0.0.1", port))
+        sock.listen(128)
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise ConflictError(
+                f"port {port} on 127.0.0.1 is in use", "pick another --port, or omit it"
+            ) from None
+        raise
+    sock.setblocking(False)
+    return sock
+
+
+def serve(
+    engram: Engram,
+    options: ServeOptions,
+    keyring: KeyringLike | None,
+    announce: Callable[[str], None] = print,
+) -> None:
+    """Run the daemon for `options.vault` until SIGINT or SIGTERM."""
+    settings = engram.settings
+    vault = options.vault.expanduser().resolve()
+    lock = IndexLock(settings.data_dir, settings.index_name)
+    index_file = discovery.server_file(settings.data_dir, settings.index_name)
+    if not lock.acquire():
+        running = discovery.read(index_file)
+        raise ConflictError(
+            f"engram serve is already running for index {settings.index_name!r}"
+            + (f" ({discovery.describe(running)})" if running else ""),
+            "stop it first (Ctrl-C in its terminal, or kill that pid)",
+        )
+    try:
+        vault_file = discovery.discovery_path(vault, options.config_dir)
+        discovery.refuse_if_running(vault_file, index_file)
+        collection = engram.vault_collection(vault)
+        if engram.settings.vault(collection) is None:  # memory (facts) for the plugin's panel
+            engram.init_vault(
+                str(vault),
+                name=collection,
+                config_dir=options.config_dir,
+                index=False,
+                template=False,  # never write into a vault just because it is served
+            )
+        store = TokenStore(settings.data_dir, vault, keyring)
+        runtime = Runtime(store.get_or_create(), store)
+        sock = bind(options.port)
+        config = ServerConfig(
+            vault=vault,
+            collection=collection,
+            config_dir=options.config_dir,
+            watch=options.watch,
+            index_on_start=options.index_on_start,
+            debounce=options.debounce,
+        )
+        app = create_app(engram, config, runtime)
+        info = Discovery(
+            port=sock.getsockname()[1],
+            token=runtime.token,
+            pid=os.getpid(),
+            started_at=now_iso(),
+            vault=str(vault),
+            capabilities=capabilities(engram, options.watch),
+            index=settings.index_name,
+            config=str(settings.config_file),
+            collection=collection,
+        )
+        asyncio.run(_run(app, sock, info, (vault_file, index_file), runtime, announce))
+    finally:
+        lock.release()
+
+
+def quiet_bad_requests(record: logging.LogRecord) -> bool:
+    """Malformed HTTP (bad bytes in a header...) is refused by aiohttp with a 400 before any
+    route runs; log it as one line without the offending bytes (they may hold the token)."""
+    exc = record.exc_info[1] if record.exc_info else None
+    if isinstance(exc, HttpProcessingError):
+        record.msg, record.args = "malformed HTTP request refused (%s)", (type(exc).__name__,)
+        record.exc_info, record.exc_text = None, None
+        record.levelno, record.levelname = logging.INFO, "INFO"
+    return True
+
+
+async def _run(
+    app: web.Application,
+    sock: socket.socket,
+    info: Discovery,
+    files: tuple[Path, ...],
+    runtime: Runtime,
+    announce: Callable[[str], None],
+) -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, stop.set)
+    runner = web.AppRunner(
+        app,
+        access_log_class=AccessLogger,
+        handle_signals=False,
+        shutdown_timeout=SHUTDOWN_SECONDS,
+        # long lines reach the middleware, which answers 414 in JSON; only lines over
+        # this get aiohttp's own plain-text 400
+        max_line_size=MAX_LINE,
+        max_field_size=MAX_LINE,
+    )
+    await runner.setup()
+    logging.getLogger("aiohttp.server").addFilter(quiet_bad_requests)
+    try:
+        await web.SockSite(runner, sock).start()
+
+        def publish(token: str) -> None:
+            current = dataclasses.replace(info, token=token)
+            for path in reversed(files):  # the plugin's file last: it means "ready"
+                discovery.write(path, current)
+
+        publish(info.token)
+        runtime.on_rotate.append(publish)
+        announce(
+            f"engram serve: {info.url} for {info.vault} (collection {info.collection}, "
+            f"index {info.index}); discovery file {files[0]}"
+        )
+        await stop.wait()
+        log.info("shutting down")
+    finally:
+        for path in files:
+            with contextlib.suppress(OSError):
+                discovery.remove_if_ours(path, info.pid)
+        await runner.cleanup()

@@ -1,0 +1,103 @@
+"""The app's typed state: settings of this server, runtime state, and the keys to find them."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import functools
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from aiohttp import web
+
+from engram.service import Engram
+
+if TYPE_CHECKING:
+    from engram.server.jobs import JobRunner
+    from engram.server.tokens import TokenStore
+    from engram.server.watcher import Watcher
+
+T = TypeVar("T")
+MAX_BODY = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    """How this server was started."""
+
+    vault: Path
+    collection: str
+    config_dir: str = ".obsidian"
+    watch: bool = True
+    index_on_start: bool = True
+    debounce: float = 2.0
+    max_body: int = MAX_BODY
+    readers: int = 4
+
+
+@dataclass(frozen=True)
+class ActiveNote:
+    """The note open in Obsidian, as the plugin last reported it."""
+
+    path: str
+    selection: str
+    cursor_line: int
+    at: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON shape."""
+        return {
+            "path": self.path,
+            "selection": self.selection,
+            "cursorLine": self.cursor_line,
+            "at": self.at,
+        }
+
+
+def now_iso() -> str:
+    """UTC now, ISO 8601 to the second."""
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+class Runtime:
+    """What changes while the server runs: the token, the active note, the last error."""
+
+    def __init__(self, token: str, store: TokenStore | None = None) -> None:
+        self.token = token
+        self.store = store
+        self.on_rotate: list[Callable[[str], None]] = []
+        self.active_note: ActiveNote | None = None
+        self.last_error: dict[str, str] | None = None
+        self.started_at = now_iso()
+
+    def record_error(self, message: str) -> None:
+        """Remember a failure for `GET /v1/status` (never a secret: callers pass summaries)."""
+        self.last_error = {"message": message, "at": now_iso()}
+
+    def rotate(self) -> None:
+        """Replace the token (in the store and in memory) and tell the discovery writers."""
+        if self.store is None:
+            from engram.errors import UnavailableError
+
+            raise UnavailableError("this server has no token store to rotate")
+        token = self.store.rotate()
+        self.token = token
+        for callback in self.on_rotate:
+            callback(token)
+
+
+ENGRAM = web.AppKey("engram", Engram)
+CONFIG = web.AppKey("config", ServerConfig)
+RUNTIME = web.AppKey("runtime", Runtime)
+READER = web.AppKey("reader", ThreadPoolExecutor)
+JOBS: web.AppKey[JobRunner] = web.AppKey("jobs")
+WATCHER: web.AppKey[Watcher | None] = web.AppKey("watcher")
+
+
+async def in_reader(app: web.Application, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """Run a read (SQLite, files) on the reader threads, off the event loop."""
+    loop = asyncio.get_running_loop()
+    return await loop.run_in_executor(app[READER], functools.partial(fn, *args, **kwargs))

@@ -1,0 +1,162 @@
+"""What a long-running daemon needs from the facade: its vault collection, safe note paths,
+which changed files to index, and a note's metadata for the fact panel."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from engram.errors import InvalidInputError, NotFoundError
+from engram.search.query import QueryError, parse_date
+from engram.service.collections import CollectionsMixin
+from engram.store import admin
+from engram.store.filters import Filters
+from engram.vault.fsio import UnsafePathError, safe_join
+from engram.vault.scan import hidden_or_ignored_dir, is_ignored, matches
+
+_BAD_NAME_CHARS = re.compile(r"[^\w.-]+")
+MAX_BACKLINKS = 200
+MAX_PATH_CHARS = 4096
+MAX_NAME_BYTES = 255
+CONTEXT_CHARS = 240
+
+
+class LiveMixin(CollectionsMixin):
+    """vault_collection, note_path, indexable, expand_changes."""
+
+    def vault_collection(self, folder: str | Path) -> str:
+        """The collection rooted at `folder`; added (named after the folder) when there is none."""
+        root = Path(folder).expanduser().resolve()
+        if not root.is_dir():
+            raise NotFoundError(f"{folder} is not a folder")
+        for c in self.settings.collections:
+            if c.path.expanduser().resolve() == root:
+                return c.name
+        base = _BAD_NAME_CHARS.sub("-", root.name).strip("-.") or "vault"
+        if not base[0].isalnum():
+            base = "vault-" + base
+        name, n = base, 1
+        while self.settings.collection(name):
+            n += 1
+            name = f"{base}-{n}"
+        self.collection_add(str(root), name)
+        return name
+
+    def note_path(self, collection: str, path: str) -> str:
+        """A collection-relative note path, normalized; anything leaving the folder is refused."""
+        if not isinstance(path, str) or not path.strip():
+            raise InvalidInputError("a note path is required")
+        root = self.require_collection(collection).path
+        try:
+            parts = [part.encode("utf-8") for part in path.replace("\\", "/").split("/")]
+        except UnicodeEncodeError:
+            raise UnsafePathError("the path is not valid Unicode") from None
+        if len(path) > MAX_PATH_CHARS or any(len(part) > MAX_NAME_BYTES for part in parts):
+            raise UnsafePathError("path too long for a file system")
+        try:
+            target = safe_join(root, path.replace("\\", "/"))
+        except (OSError, ValueError) as exc:  # names the OS cannot even look up
+            raise UnsafePathError(f"unusable path: {exc}") from None
+        rel = target.relative_to(root.resolve()).as_posix()
+        if rel == ".":
+            raise UnsafePathError("the path names the vault folder itself, not a note")
+        return rel
+
+    def indexable(self, collection: str, rel: str) -> bool:
+        """Would the indexer consider this relative path (pattern, ignores, dot-folders)?"""
+        col = self.require_collection(collection)
+        parts = rel.split("/")
+        if any(hidden_or_ignored_dir(p) for p in parts[:-1]) or parts[-1].startswith("."):
+            return False
+        return matches(col.pattern, rel) and not (col.ignore and is_ignored(rel, col.ignore))
+
+    def expand_changes(self, collection: str, rels: Iterable[str]) -> set[str]:
+        """The note paths to re-index for changed paths: a folder stands for what it holds
+        on disk and in the index (a folder moved in or out of the vault is one event)."""
+        col = self.require_collection(collection)
+        root = col.path.resolve()
+        out: set[str] = set()
+        for rel in rels:
+            full = root / rel
+            try:
+                is_dir, is_file = full.is_dir(), full.is_file()
+            except (OSError, ValueError):  # e.g. a name too long to look up: not on disk
+                is_dir = is_file = False
+            if is_dir:
+                for f in full.rglob("*"):
+                    sub = f.relative_to(root).as_posix()
+                    if f.is_file() and self.indexable(collection, sub):
+                        out.add(sub)
+            elif self.indexable(collection, rel):
+                out.add(rel)
+            if not is_file:
+                rows = admin.list_documents(self.db.conn, collection, rel.strip("/"))
+                out.update(r["path"] for r in rows)
+        return out
+
+
+def filters_from_json(value: Any) -> Filters:
+    """Search filters from a JSON object: path (prefix or list), tags, fields, after, before."""
+    if value is None:
+        return Filters()
+    if not isinstance(value, Mapping):
+        raise InvalidInputError("filters must be an object")
+    known = {"path", "tags", "fields", "after", "before"}
+    unknown = sorted(set(value) - known)
+    if unknown:
+        raise InvalidInputError(f"unknown filter {unknown[0]!r}; use: {', '.join(sorted(known))}")
+    return Filters(
+        path_prefixes=_strings(value.get("path"), "filters.path"),
+        tags=_strings(value.get("tags"), "filters.tags"),
+        fields=_fields(value.get("fields")),
+        after=_date(value.get("after"), "filters.after"),
+        before=_date(value.get("before"), "filters.before"),
+    )
+
+
+def _usable(text: str) -> bool:
+    """Text SQLite can bind: no NUL, no lone surrogates."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return "\x00" not in text
+
+
+def _strings(value: Any, what: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, list) or not all(
+        isinstance(x, str) and x and _usable(x) for x in items
+    ):
+        raise InvalidInputError(f"{what} must be a string or a list of strings")
+    return tuple(items)
+
+
+def _fields(value: Any) -> tuple[tuple[str, str], ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, Mapping) or not all(
+        isinstance(k, str)
+        and _usable(k)
+        and isinstance(v, str | int | float)
+        and not isinstance(v, bool)
+        and _usable(str(v))
+        for k, v in value.items()
+    ):
+        raise InvalidInputError("filters.fields must map property names to strings or numbers")
+    return tuple((k, str(v)) for k, v in value.items())
+
+
+def _date(value: Any, what: str) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise InvalidInputError(f"{what} must be a date like 2024-05-07, 2024-05 or 2024")
+    try:
+        return parse_date(value, what)
+    except QueryError as exc:
+        raise InvalidInputError(str(exc)) from None
