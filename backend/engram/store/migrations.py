@@ -214,12 +214,19 @@ def m005_llm_cache(conn: Any) -> None:
     )
 
 
+def m006_drop_links_target_index(conn: Any) -> None:
+    """Links are looked up by resolution key and resolved document since m003; the index on
+    the raw target only slowed every insert."""
+    conn.execute("DROP INDEX IF EXISTS links_target")
+
+
 MIGRATIONS: list[Callable[[Any], None]] = [
     m001_documents,
     m002_chunks,
     m003_link_resolution,
     m004_facts,
     m005_llm_cache,
+    m006_drop_links_target_index,
 ]
 
 
