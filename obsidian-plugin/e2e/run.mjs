@@ -320,12 +320,30 @@ async function main() {
 			await waitOpen("Journal/2025-01-02.md");
 		});
 
-		await steps.run("an empty query lists recent facts", async () => {
+		await steps.run("an empty query lists recent facts; a search finds the fact with its type", async () => {
 			await openRecall("");
 			await page.waitForFunction(() => document.querySelector(".engram-recall-bar")?.textContent === "Recent facts", null, { timeout: 15_000 });
 			const titles = await page.locator(".suggestion-item .engram-recall-title").allTextContents();
 			assert(titles.includes(fact.title), `recent facts ${JSON.stringify(titles)}`);
+			// Searching finds the fact note too, with its type as a badge.
+			await page.keyboard.type("repairs tight", { delay: 20 });
+			const item = page.locator(".suggestion-item", { has: page.locator(".engram-recall-title", { hasText: fact.title }) });
+			await item.first().waitFor({ timeout: 15_000 });
+			const badge = await item.first().locator(".engram-badge-fact").textContent();
+			assert(badge === fact.factType, `badge ${badge}`);
 			await page.keyboard.press("Escape");
+		});
+
+		await steps.run("Archive in the fact panel archives the fact note on disk", async () => {
+			await openNote(fact.path);
+			await page.waitForFunction((t) => document.querySelector(".engram-panel-title")?.textContent === t, fact.title, { timeout: 15_000 });
+			await page.locator(".engram-panel button", { hasText: "Archive" }).click();
+			await page.locator(".notice", { hasText: "archived" }).waitFor({ timeout: 15_000 });
+			assert(lastTo(`/v1/facts/${fact.id}`)?.method === "DELETE", "no DELETE /v1/facts/{id}");
+			const fm = frontmatter(readFileSync(join(vault, fact.path), "utf8"));
+			assert(fm.lifecycleState === "archived", `lifecycleState ${fm.lifecycleState}`);
+			await page.waitForFunction(() => [...document.querySelectorAll(".engram-panel .engram-badge")].some((b) => b.textContent === "archived"), null, { timeout: 15_000 });
+			await page.evaluate(() => document.querySelectorAll(".notice").forEach((n) => n.remove()));
 		});
 
 		await steps.run("clicking the status bar opens the status window", async () => {

@@ -49,6 +49,6 @@ def test_plugin_in_chromium_against_engram_serve() -> None:
     assert summary, f"no summary line in the e2e output:\n{out[-4000:]}"
     passed, failed = (int(n) for n in summary[-1])
     assert proc.returncode == 0 and failed == 0, out[-4000:]
-    assert passed >= 16, out[-4000:]  # every step ran (a skipped step is not a pass)
+    assert passed >= 17, out[-4000:]  # every step ran (a skipped step is not a pass)
     shots = re.search(r"screenshots in (\S+)", proc.stdout)
     assert shots and len(list(Path(shots[1]).glob("*.png"))) >= 6
