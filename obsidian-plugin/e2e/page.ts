@@ -44,10 +44,87 @@ function makeHost(basePath: string): ShimHost {
 	};
 }
 
-/** Node modules the bundle asks for. Spawning is not part of this harness: it starts the backend itself. */
+interface SpawnBridge {
+	__hostSpawn(cmd: string, args: string[], cwd: string | null): Promise<number>;
+	__hostKill(id: number, signal: string): Promise<boolean>;
+	__hostRealpath(path: string): Promise<string>;
+}
+
+type Listener = (...args: unknown[]) => void;
+
+/**
+ * What `child_process.spawn` returns, for the plugin's "Start backend": the process really runs
+ * on the Node side of the harness (as it would in Electron); its stderr, errors and exit come
+ * back through `__childEvent`. Events that arrive before the id is known are queued.
+ */
+class BridgedChild {
+	private readonly listeners = new Map<string, Listener[]>();
+	private readonly stderrListeners: Listener[] = [];
+	private id: number | null = null;
+	private pendingKill: string | null = null;
+	readonly stderr = {
+		setEncoding: (): void => undefined,
+		on: (event: string, fn: Listener): unknown => {
+			if (event === "data") this.stderrListeners.push(fn);
+			return this.stderr;
+		},
+	};
+
+	constructor(cmd: string, args: string[], cwd: string | null) {
+		void (window as unknown as SpawnBridge).__hostSpawn(cmd, args, cwd).then((id) => {
+			this.id = id;
+			children.set(id, this);
+			for (const e of early.get(id) ?? []) this.deliver(e);
+			early.delete(id);
+			if (this.pendingKill) void (window as unknown as SpawnBridge).__hostKill(id, this.pendingKill);
+		});
+	}
+
+	on(event: string, fn: Listener): this {
+		const list = this.listeners.get(event) ?? [];
+		list.push(fn);
+		this.listeners.set(event, list);
+		return this;
+	}
+
+	kill(signal = "SIGTERM"): boolean {
+		if (this.id === null) this.pendingKill = signal;
+		else void (window as unknown as SpawnBridge).__hostKill(this.id, signal);
+		return true;
+	}
+
+	deliver(e: ChildEvent): void {
+		if (e.type === "stderr") {
+			for (const fn of this.stderrListeners) fn(e.a);
+		} else if (e.type === "error") {
+			const info = e.a as { code?: string; message?: string };
+			const err = Object.assign(new Error(info.message ?? "spawn failed"), { code: info.code });
+			for (const fn of this.listeners.get("error") ?? []) fn(err);
+		} else {
+			for (const fn of this.listeners.get("exit") ?? []) fn(e.a, e.b);
+		}
+	}
+}
+
+interface ChildEvent {
+	type: "stderr" | "error" | "exit";
+	a: unknown;
+	b: unknown;
+}
+
+const children = new Map<number, BridgedChild>();
+const early = new Map<number, ChildEvent[]>();
+
+function childEvent(id: number, type: ChildEvent["type"], a: unknown, b: unknown): void {
+	const child = children.get(id);
+	if (child) child.deliver({ type, a, b });
+	else early.set(id, [...(early.get(id) ?? []), { type, a, b }]);
+}
+
+/** Node modules the bundle asks for: `child_process` runs processes on the harness's side. */
 const childProcess = {
-	spawn(): never {
-		throw new Error("child_process is not available in the browser harness");
+	spawn(cmd: string, args: string[], opts: { cwd?: string } = {}): BridgedChild {
+		return new BridgedChild(cmd, args, opts.cwd ?? null);
 	},
 };
 
@@ -60,6 +137,7 @@ async function boot(opts: BootOptions): Promise<void> {
 	const require = (name: string): unknown => {
 		if (name === "obsidian") return obsidian;
 		if (name === "child_process") return childProcess;
+		if (name === "fs") return { promises: { realpath: (p: string) => (window as unknown as SpawnBridge).__hostRealpath(p) } };
 		throw new Error(`Cannot find module '${name}'`);
 	};
 	// Obsidian evaluates a plugin's main.js as a CommonJS function body, like this.
@@ -74,4 +152,4 @@ async function boot(opts: BootOptions): Promise<void> {
 	Object.assign(window, { engramApp: app, engramPlugin: plugin, engramShim: obsidian });
 }
 
-Object.assign(window, { engramE2E: { boot } });
+Object.assign(window, { engramE2E: { boot }, __childEvent: childEvent });

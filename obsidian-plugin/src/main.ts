@@ -6,7 +6,7 @@ import type { Fact } from "./api/types";
 import { ActiveNoteReporter } from "./core/activeNote";
 import { SyncQueue } from "./core/changes";
 import { serveArgs, splitCommand } from "./core/command";
-import { isInside, normalizeSettings, type EngramSettings } from "./core/settings";
+import { effectiveFactsRoot, isInside, normalizeSettings, type EngramSettings } from "./core/settings";
 import { isOnline, StatusMonitor } from "./core/status";
 import { windowTimers } from "./core/timers";
 import { BackendProcess } from "./obsidian/backendProcess";
@@ -18,7 +18,7 @@ import { EngramSettingTab } from "./obsidian/settingsTab";
 import { StatusModal } from "./obsidian/statusModal";
 import { requestUrlTransport } from "./obsidian/transport";
 import { currentActiveNote, registerActiveNoteEvents, registerVaultSync } from "./obsidian/vaultEvents";
-import { discoveryPath, readDiscoveryFile, vaultBasePath } from "./obsidian/vaultFiles";
+import { discoveryPath, readDiscoveryFile, vaultBasePath, vaultPathForms } from "./obsidian/vaultFiles";
 import { renderStatusBar } from "./ui/statusBar";
 
 /** How long a backend we spawned may take to write discovery.json and answer. */
@@ -43,7 +43,7 @@ export default class EngramPlugin extends Plugin {
 		this.client = new EngramClient({
 			transport: requestUrlTransport,
 			readDiscovery: () => readDiscoveryFile(this.app, discoveryFile),
-			vaultPath: vaultPath ?? "",
+			vaultPath: vaultPath === null ? "" : await vaultPathForms(vaultPath),
 		});
 		this.monitor = new StatusMonitor(this.client);
 		this.sync = new SyncQueue((req) => this.client.index(req), windowTimers);
@@ -101,9 +101,19 @@ export default class EngramPlugin extends Plugin {
 			client: this.client,
 			monitor: this.monitor,
 			settings: () => this.settings,
+			factsRoot: () => this.factsRoot(),
 			openNote: (path: string, line?: number, pane?: PaneType | boolean) => openNote(this.app, path, line, pane),
 			storeAsFact: (path: string, selection?: string) => this.storeAsFact(path, selection),
 		};
+	}
+
+	/** The facts folder the connected backend reports (settings tab), or null. */
+	reportedFactsRoot(): string | null {
+		return this.monitor.status?.facts?.root ?? null;
+	}
+
+	private factsRoot(): string {
+		return effectiveFactsRoot(this.settings, this.monitor.status);
 	}
 
 	private addCommands(ctx: EngramContext): void {
@@ -119,7 +129,7 @@ export default class EngramPlugin extends Plugin {
 			name: "Store as fact",
 			checkCallback: (checking) => {
 				const file = this.app.workspace.getActiveFile();
-				if (!file || file.extension !== "md" || isInside(file.path, this.settings.factsRoot)) return false;
+				if (!file || file.extension !== "md" || isInside(file.path, this.factsRoot())) return false;
 				if (!checking) {
 					const view = this.app.workspace.getActiveViewOfType(MarkdownView);
 					const selection = view?.file?.path === file.path ? view.editor.getSelection() : "";

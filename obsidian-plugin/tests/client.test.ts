@@ -118,6 +118,29 @@ describe("EngramClient", () => {
 		}
 	});
 
+	it("adds the backend's hint to the message", async () => {
+		const body = '{"error":{"code":"not_found","message":"no indexed document matches \'Nope.md\'","hint":"did you mean: vault/Home.md"}}';
+		const { client } = setup({ text: disco(1, "t") }, new Map([[1, { token: "t", reply: () => ({ status: 404, text: body }) }]]));
+		const err = (await client.noteMetadata("Nope.md").catch((e: unknown) => e)) as EngramError;
+		expect(err.hint).toBe("did you mean: vault/Home.md");
+		expect(err.message).toBe("no indexed document matches 'Nope.md' (did you mean: vault/Home.md)");
+	});
+
+	it("reads the facts folder, importance tier and sync state the backend reports", async () => {
+		const status =
+			'{"vault":{"path":"/v","collection":"v"},"facts":{"root":"Memory/Engram"},"indexing":{"state":"idle","done":0,"total":0,"job":null,"lastJob":null}}';
+		const fact = '{"fact":{"id":"f1","path":"Memory/Engram/facts/x.md","importanceScore":0.4,"importanceTier":"potential","sync":{"state":"local"}}}';
+		const { client } = setup(
+			{ text: disco(1, "t") },
+			new Map([[1, { token: "t", reply: (r) => ({ status: 200, text: r.url.endsWith("/v1/status") ? status : fact }) }]]),
+		);
+		expect((await client.status()).facts).toEqual({ root: "Memory/Engram" });
+		const f = await client.getFact("f1");
+		expect([f.importanceTier, f.sync.state]).toEqual(["potential", "local"]);
+		const { client: old } = setup({ text: disco(1, "t") }, new Map([[1, { token: "t", reply: () => ({ status: 200, text: '{"vault":{"collection":"v"}}' }) }]]));
+		expect((await old.status()).facts).toBeNull();
+	});
+
 	it("never echoes a non-JSON error body", async () => {
 		const { client } = setup({ text: disco(1, "t") }, new Map([[1, { token: "t", reply: () => ({ status: 502, text: "<html>proxy secret</html>" }) }]]));
 		await expect(client.status()).rejects.toThrow(/^HTTP 502$/);

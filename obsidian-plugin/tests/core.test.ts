@@ -2,7 +2,8 @@
 import { describe, expect, it } from "vitest";
 import { serveArgs, splitCommand } from "../src/core/command";
 import { segments } from "../src/core/highlight";
-import { DEFAULT_SETTINGS, isInside, normalizeSettings } from "../src/core/settings";
+import type { Status } from "../src/api/types";
+import { DEFAULT_SETTINGS, effectiveFactsRoot, isInside, normalizeSettings } from "../src/core/settings";
 import { Debouncer } from "../src/core/timers";
 import { FakeTimers } from "./fakeTimers";
 
@@ -65,6 +66,16 @@ describe("settings", () => {
 		expect(s.factsRoot).toBe("Memory");
 		expect("unknown" in s).toBe(false);
 	});
+	it("uses the facts folder the backend reports unless one is set", () => {
+		const s = normalizeSettings(null);
+		expect(s.factsRoot).toBe("");
+		const status = (root: string | null) => ({ facts: root === null ? null : { root } }) as unknown as Status;
+		expect(effectiveFactsRoot(s, null)).toBe("Engram");
+		expect(effectiveFactsRoot(s, status(null))).toBe("Engram");
+		expect(effectiveFactsRoot(s, status("Memory/Engram/"))).toBe("Memory/Engram");
+		expect(effectiveFactsRoot({ ...s, factsRoot: "Mine" }, status("Memory"))).toBe("Mine");
+	});
+
 	it("isInside matches whole folder names", () => {
 		expect(isInside("Engram/facts/a.md", "Engram")).toBe(true);
 		expect(isInside("EngramX/a.md", "Engram")).toBe(false);

@@ -56,6 +56,12 @@ describe("parseDiscovery", () => {
 		expect(kindOf(text, "c:/users/me/notes")).toBe("ok");
 	});
 
+	it("accepts the vault's resolved path (the backend resolves symlinks)", () => {
+		const text = JSON.stringify({ ...good, vault: "/private/tmp/notes" });
+		expect(kindOf(text, "/tmp/notes")).toBe("vault-mismatch");
+		expect(parseDiscovery(text, ["/tmp/notes", "/private/tmp/notes"]).url).toBe(good.url);
+	});
+
 	it("does not put the token in error messages", () => {
 		const attempt = (): unknown => parseDiscovery(JSON.stringify({ ...good, token: "s3cret", vault: "/elsewhere" }), VAULT);
 		expect(attempt).toThrow(EngramError);

@@ -1,7 +1,7 @@
 /**
- * A small implementation of the Engram HTTP contract (protocol 1), for unit tests (in memory)
- * and for the e2e stand-in server (on disk). Keyword matching only; it exists to exercise the
- * plugin, never to stand in for the real backend's behaviour in the final end-to-end test.
+ * A small in-memory implementation of the Engram HTTP contract (protocol 1) for the unit tests.
+ * Keyword matching only; it exists to exercise the plugin fast. The end-to-end test runs the
+ * real `engram serve` instead (e2e/run.mjs).
  */
 import type { HostRequest, HostResponse } from "./shim/host";
 
@@ -18,6 +18,7 @@ interface FactRecord {
 	text: string;
 	factType: string;
 	importanceScore: number;
+	importanceTier: string;
 	confidence: number;
 	lifecycleState: string;
 	tags: string[];
@@ -26,7 +27,7 @@ interface FactRecord {
 	contradictsWith: string[];
 	timestamp: string;
 	updatedAt: string;
-	sync: { state: "off" };
+	sync: { state: "local" };
 }
 
 const COLLECTION = "vault";
@@ -53,6 +54,10 @@ export class FakeEngram {
 	facts: FactRecord[] = [];
 	indexRequests: unknown[] = [];
 	activeNotes: unknown[] = [];
+	/** Bodies of POST /v1/query, in order. */
+	queries: Array<Record<string, unknown>> = [];
+	/** Reported as `facts.root` in the status; facts are written below it. */
+	factsRoot = "Engram";
 	requests: Array<{ method: string; path: string }> = [];
 	/** Artificial latency per request path prefix, in ms (to test stale replies). */
 	delays = new Map<string, number>();
@@ -94,7 +99,13 @@ export class FakeEngram {
 	private async route(method: string, url: URL, body: Record<string, unknown>): Promise<HostResponse> {
 		const p = url.pathname;
 		if (method === "GET" && p === "/v1/status") return json(200, await this.status());
-		if (method === "POST" && p === "/v1/query") return json(200, await this.query(String(body.q ?? ""), String(body.mode ?? "search")));
+		if (method === "POST" && p === "/v1/query") {
+			this.queries.push(body);
+			// Like the real backend: every collection unless `collections` narrows it.
+			const cols = Array.isArray(body.collections) ? body.collections : [COLLECTION];
+			if (!cols.includes(COLLECTION)) return json(200, { results: [], notices: [] });
+			return json(200, await this.query(String(body.q ?? ""), String(body.mode ?? "search")));
+		}
 		if (method === "GET" && p === "/v1/facts") {
 			const limit = Number(url.searchParams.get("limit") ?? 20);
 			const live = this.facts.filter((f) => f.lifecycleState !== "archived");
@@ -133,6 +144,7 @@ export class FakeEngram {
 		return {
 			version: "0.1.0-fake",
 			vault: { path: this.vaultPath, collection: COLLECTION },
+			facts: { root: this.factsRoot },
 			documents: notes.length,
 			chunks: notes.length * 2,
 			embedded: 0,
@@ -195,12 +207,12 @@ export class FakeEngram {
 	private async addFact(text: string, source: string | null): Promise<FactRecord> {
 		const id = `f${String(this.nextId++).padStart(7, "0")}`;
 		const title = text.split("\n")[0]?.replace(/^#+\s*/, "").slice(0, 60) || "Fact";
-		const path = `Engram/facts/${slug(title)}-${id.slice(0, 8)}.md`;
+		const path = `${this.factsRoot}/facts/${slug(title)}-${id.slice(0, 8)}.md`;
 		const at = this.now().toISOString();
 		const fact: FactRecord = {
-			id, path, title, text, factType: "fact", importanceScore: 0.5, confidence: 0.9,
+			id, path, title, text, factType: "fact", importanceScore: 0.5, importanceTier: "potential", confidence: 0.9,
 			lifecycleState: "active", tags: [], entities: source ? [`[[${source.replace(/\.md$/, "")}]]`] : [],
-			supersededBy: null, contradictsWith: [], timestamp: at, updatedAt: at, sync: { state: "off" },
+			supersededBy: null, contradictsWith: [], timestamp: at, updatedAt: at, sync: { state: "local" },
 		};
 		await this.notes.write(path, `---\nid: ${id}\nfactType: fact\n---\n# ${title}\n\n${text}\n`);
 		this.facts.push(fact);

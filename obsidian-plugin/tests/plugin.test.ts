@@ -133,6 +133,19 @@ describe("recall modal", () => {
 		expect(document.querySelector(".engram-notice")?.textContent).toContain("keywords only");
 	});
 
+	it("uses the default search mode setting; ? switches to the other mode", async () => {
+		const h = await createHarness({ data: { defaultSearchMode: "query" } });
+		const input = await openRecall(h, "alpha");
+		expect(input.placeholder).toBe("Deep search (start with ? for a quick search)");
+		type(input, "?budget");
+		await h.tick(500);
+		expect(h.fake.queries.map((q) => [q.q, q.mode, q.collections])).toEqual([
+			["alpha", "query", ["vault"]],
+			["budget", "search", ["vault"]],
+		]);
+		expect(document.querySelector(".engram-recall-bar")?.textContent).toContain("Quick search");
+	});
+
 	it("lists recent facts for an empty query", async () => {
 		const h = await createHarness();
 		await h.fake.handle({
@@ -179,6 +192,22 @@ describe("facts", () => {
 		const h = await createHarness();
 		await h.app.vault.create("Engram/facts/x.md", "x");
 		await openNote(h, "Engram/facts/x.md");
+		expect(h.app.commands.executeCommandById("engram:store-as-fact", h.app)).toBe(false);
+	});
+
+	it("follows the facts folder the backend reports, unless the setting names one", async () => {
+		const h = await createHarness();
+		h.fake.factsRoot = "Memory";
+		await h.tick(5000); // the next status poll reports it
+		await h.app.vault.create("Memory/facts/x.md", "x");
+		await h.app.vault.create("Engram/y.md", "y");
+		await openNote(h, "Memory/facts/x.md");
+		expect(h.app.commands.executeCommandById("engram:store-as-fact", h.app)).toBe(false);
+		await openNote(h, "Engram/y.md");
+		expect(h.app.commands.executeCommandById("engram:store-as-fact", h.app)).toBe(true);
+		await h.tick();
+		expect(h.fake.facts.map((f) => f.path)).toEqual(["Memory/facts/y-f0000001.md"]);
+		h.plugin.settings.factsRoot = "Engram";
 		expect(h.app.commands.executeCommandById("engram:store-as-fact", h.app)).toBe(false);
 	});
 

@@ -10,7 +10,7 @@ function result(path: string, collection = "notes"): SearchResult {
 
 function fact(id: string): Fact {
 	return {
-		id, path: `Engram/facts/${id}.md`, title: id, text: "t", factType: "decision", importanceScore: 0.9, confidence: 1,
+		id, path: `Engram/facts/${id}.md`, title: id, text: "t", factType: "decision", importanceScore: 0.9, importanceTier: "structural", confidence: 1,
 		lifecycleState: "active", tags: [], entities: [], supersededBy: null, contradictsWith: [], timestamp: "", updatedAt: "",
 		sync: { state: "off" },
 	};
@@ -72,7 +72,8 @@ describe("RecallController", () => {
 		expect(backend.queries).toHaveLength(0);
 		timers.advance(1);
 		expect(backend.queries.map((q) => q.q)).toEqual(["alpha"]);
-		expect(backend.queries[0]).toEqual({ q: "alpha", mode: "search", n: 20 });
+		// Only this vault's collection: the backend searches all of them unless told.
+		expect(backend.queries[0]).toEqual({ q: "alpha", mode: "search", n: 20, collections: ["notes"] });
 		backend.reply("alpha", ["a.md"]);
 		const outcomes = await Promise.all(promises);
 		// Every waiting keystroke gets the newest results, none hangs.
@@ -132,6 +133,16 @@ describe("RecallController", () => {
 		expect(backend.queries).toHaveLength(0);
 		expect((await p).items).toEqual([]);
 		expect(timers.pending).toBe(0);
+	});
+
+	it("searches every collection while the vault's collection is not known yet", async () => {
+		const timers = new FakeTimers();
+		const backend = new ManualBackend();
+		const c = new RecallController(backend, timers, () => "search", () => null);
+		void c.request("x");
+		timers.advance(QUICK_DEBOUNCE_MS);
+		expect(backend.queries).toEqual([{ q: "x", mode: "search", n: 20 }]);
+		await flush();
 	});
 
 	it("marks results outside the vault's collection as not openable", () => {

@@ -6,7 +6,7 @@ import { describeState, isOnline, stateFromError, stateFromStatus, StatusMonitor
 
 function status(over: Partial<Status> = {}): Status {
 	return {
-		version: "1", vault: { path: "/v", collection: "notes" }, documents: 10, chunks: 20, embedded: 5,
+		version: "1", vault: { path: "/v", collection: "notes" }, facts: { root: "Engram" }, documents: 10, chunks: 20, embedded: 5,
 		indexing: { state: "idle", done: 0, total: 0, lastUpdate: null }, models: {},
 		watcher: { enabled: true, queue: 0 }, sync: { configured: true, state: "idle", pending: 0, lastSync: null },
 		lastError: null, ...over,

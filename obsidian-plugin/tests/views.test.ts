@@ -19,7 +19,7 @@ function item(over: Partial<RecallItem> = {}): RecallItem {
 
 const fact: Fact = {
 	id: "f1", path: "Engram/decisions/use-sqlite-f1.md", title: "Use SQLite", text: "We use SQLite.", factType: "decision",
-	importanceScore: 0.85, confidence: 0.9, lifecycleState: "active", tags: ["db"], entities: ["[[SQLite]]", "[[Alice|Al]]"],
+	importanceScore: 0.85, importanceTier: "", confidence: 0.9, lifecycleState: "active", tags: ["db"], entities: ["[[SQLite]]", "[[Alice|Al]]"],
 	supersededBy: "f0", contradictsWith: ["f7", "f8"], timestamp: "2025-01-02T03:04:05Z", updatedAt: "2025-01-02T03:04:05Z",
 	sync: { state: "pending" },
 };
@@ -136,7 +136,7 @@ describe("fact panel", () => {
 });
 
 const STATUS: Status = {
-	version: "0.1.0", vault: { path: "/v", collection: "notes" }, documents: 12, chunks: 30, embedded: 20,
+	version: "0.1.0", vault: { path: "/v", collection: "notes" }, facts: { root: "Memory" }, documents: 12, chunks: 30, embedded: 20,
 	indexing: { state: "idle", done: 0, total: 0, lastUpdate: null },
 	models: { embed: { id: "embeddinggemma", state: "loaded" }, rerank: { id: "qwen3-reranker", state: "available" } },
 	watcher: { enabled: true, queue: 2 }, sync: { configured: false, state: "off", pending: 0, lastSync: null },

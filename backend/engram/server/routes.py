@@ -56,7 +56,7 @@ async def openapi(request: web.Request) -> web.Response:
 
 @routes.get("/v1/status")
 async def status(request: web.Request) -> web.Response:
-    """Counts, indexing progress, models, watcher, sync and the last error."""
+    """Counts, facts folder, indexing progress, models, watcher, sync and the last error."""
     app = request.app
     engram, cfg, jobs, watcher = app[ENGRAM], app[CONFIG], app[JOBS], app[WATCHER]
     info = await in_reader(app, engram.status)
@@ -64,6 +64,7 @@ async def status(request: web.Request) -> web.Response:
     indexing = jobs.snapshot()
     indexing["lastUpdate"] = info["index"].get("lastUpdate")
     models = await in_reader(app, engram.model_status)
+    memory = engram.settings.vault(cfg.collection)
     sync = (
         await in_reader(app, engram.sync_status)
         if hasattr(engram, "sync_status")
@@ -73,6 +74,7 @@ async def status(request: web.Request) -> web.Response:
         {
             "version": __version__,
             "vault": {"path": str(cfg.vault), "collection": cfg.collection},
+            "facts": {"root": memory.facts_root} if memory is not None else None,
             "documents": counts.get(cfg.collection, 0),
             "chunks": info["embeddings"]["chunks"],
             "embedded": info["embeddings"]["embedded"],

@@ -46,8 +46,11 @@ export interface ClientOptions {
 	transport: Transport;
 	/** The text of discovery.json, or null when the file does not exist. */
 	readDiscovery: () => Promise<string | null>;
-	/** Absolute path of this vault, to reject a discovery file from another machine or vault. */
-	vaultPath: string;
+	/**
+	 * Absolute path of this vault (or each form of it: as Obsidian reports it, and resolved
+	 * through symlinks as the backend writes it), to reject another machine's or vault's file.
+	 */
+	vaultPath: string | readonly string[];
 }
 
 type Decoder<T> = (v: unknown) => T;
@@ -216,12 +219,14 @@ export class EngramClient {
 function httpError(res: HttpResponse): EngramError {
 	let code: string | null = null;
 	let message = `HTTP ${res.status}`;
+	let hint: string | null = null;
 	try {
-		const parsed = JSON.parse(res.text) as { error?: { code?: unknown; message?: unknown } };
+		const parsed = JSON.parse(res.text) as { error?: { code?: unknown; message?: unknown; hint?: unknown } };
 		if (typeof parsed.error?.code === "string") code = parsed.error.code;
 		if (typeof parsed.error?.message === "string") message = parsed.error.message;
+		if (typeof parsed.error?.hint === "string" && parsed.error.hint.trim() !== "") hint = parsed.error.hint.trim();
 	} catch {
 		// Not JSON (a proxy or a crash page): keep the status line only, never echo the body.
 	}
-	return new EngramError("http", message, res.status, code);
+	return new EngramError("http", message, res.status, code, hint);
 }

@@ -104,9 +104,12 @@ export function decodeStatus(v: unknown): Status {
 	const sync = obj(o.sync ?? {}, "status.sync");
 	const err = o.lastError;
 	const syncState = sync.state;
+	const facts = typeof o.facts === "object" && o.facts !== null ? (o.facts as Json) : null;
+	const factsRoot = facts ? optStr(facts, "root") : null;
 	return {
 		version: optStr(o, "version", "") ?? "",
 		vault: { path: optStr(vault, "path", "") ?? "", collection: str(vault, "collection", "status.vault") },
+		facts: factsRoot === null ? null : { root: factsRoot },
 		documents: optNum(o, "documents"),
 		chunks: optNum(o, "chunks"),
 		embedded: optNum(o, "embedded"),
@@ -173,13 +176,15 @@ export function decodeFact(v: unknown): Fact {
 	const sync = typeof o.sync === "object" && o.sync !== null ? (o.sync as Json) : {};
 	const syncState = sync.state;
 	const path = str(o, "path", "fact");
+	const importance = optNum(o, "importanceScore");
 	return {
 		id: str(o, "id", "fact"),
 		path,
 		title: optStr(o, "title", path) ?? path,
 		text: optStr(o, "text", "") ?? "",
 		factType: optStr(o, "factType", "fact") ?? "fact",
-		importanceScore: optNum(o, "importanceScore"),
+		importanceScore: importance,
+		importanceTier: optStr(o, "importanceTier", "") ?? "",
 		confidence: optNum(o, "confidence"),
 		lifecycleState: optStr(o, "lifecycleState", "active") ?? "active",
 		tags: strings(o, "tags", "fact"),
@@ -190,7 +195,9 @@ export function decodeFact(v: unknown): Fact {
 		updatedAt: optStr(o, "updatedAt", "") ?? "",
 		sync: {
 			state:
-				syncState === "synced" || syncState === "pending" || syncState === "conflict" ? syncState : "off",
+				syncState === "local" || syncState === "synced" || syncState === "pending" || syncState === "conflict"
+					? syncState
+					: "off",
 		},
 	};
 }

@@ -34,10 +34,12 @@ export function isLoopbackUrl(url: string): boolean {
 }
 
 /**
- * Parse and check discovery.json text for the vault at `vaultPath`.
+ * Parse and check discovery.json text for the vault at `vaultPath` (one path, or every form of
+ * it: the path Obsidian reports and the symlink-free one the backend writes).
  * Throws EngramError: `not-running` when unusable, `vault-mismatch` for another vault's file.
  */
-export function parseDiscovery(text: string, vaultPath: string): Discovery {
+export function parseDiscovery(text: string, vaultPath: string | readonly string[]): Discovery {
+	const forms = typeof vaultPath === "string" ? [vaultPath] : vaultPath;
 	let raw: unknown;
 	try {
 		raw = JSON.parse(text);
@@ -65,10 +67,10 @@ export function parseDiscovery(text: string, vaultPath: string): Discovery {
 	if (d.token.length === 0) {
 		throw new EngramError("not-running", "discovery.json has an empty token");
 	}
-	if (!samePath(d.vault, vaultPath)) {
+	if (!forms.some((p) => samePath(d.vault, p))) {
 		throw new EngramError(
 			"vault-mismatch",
-			`discovery.json was written for ${d.vault}, not this vault (${vaultPath}); start the backend here`,
+			`discovery.json was written for ${d.vault}, not this vault (${forms[0] ?? ""}); start the backend here`,
 		);
 	}
 	return { ...d, url: d.url.replace(/\/+$/, "") };

@@ -12,13 +12,16 @@ export class EngramError extends Error {
 	readonly kind: ErrorKind;
 	readonly status: number | null;
 	readonly code: string | null;
+	/** The backend's suggestion for what to do (`error.hint`), already part of `message`. */
+	readonly hint: string | null;
 
-	constructor(kind: ErrorKind, message: string, status: number | null = null, code: string | null = null) {
-		super(message);
+	constructor(kind: ErrorKind, message: string, status: number | null = null, code: string | null = null, hint: string | null = null) {
+		super(hint ? `${message} (${hint})` : message);
 		this.name = "EngramError";
 		this.kind = kind;
 		this.status = status;
 		this.code = code;
+		this.hint = hint;
 	}
 }
 

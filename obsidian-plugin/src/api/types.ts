@@ -34,6 +34,8 @@ export interface ModelInfo {
 export interface Status {
 	version: string;
 	vault: { path: string; collection: string };
+	/** Where the backend stores facts in this vault; null when the vault holds no agent memory. */
+	facts: { root: string } | null;
 	documents: number;
 	chunks: number;
 	embedded: number;
@@ -75,7 +77,8 @@ export interface QueryResponse {
 	notices: string[];
 }
 
-export type SyncState = "synced" | "pending" | "conflict" | "off";
+/** `local`: never synced; `off`: the backend did not say (an older build). */
+export type SyncState = "local" | "synced" | "pending" | "conflict" | "off";
 
 export interface Fact {
 	id: string;
@@ -84,6 +87,8 @@ export interface Fact {
 	text: string;
 	factType: string;
 	importanceScore: number;
+	/** structural / potential / contextual as the backend ranks it; "" when it did not say. */
+	importanceTier: string;
 	confidence: number;
 	lifecycleState: string;
 	tags: string[];

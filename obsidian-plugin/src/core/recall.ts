@@ -146,7 +146,10 @@ export class RecallController {
 				const facts = await this.backend.recentFacts(RESULT_LIMIT);
 				outcome = { query: parsed, items: facts.map((f) => itemFromFact(f, collection)), notices: [], error: null };
 			} else {
-				const reply = await this.backend.query({ q: parsed.text, mode: parsed.mode, n: RESULT_LIMIT });
+				const req: QueryRequest = { q: parsed.text, mode: parsed.mode, n: RESULT_LIMIT };
+				// The backend searches every collection it indexes unless told otherwise: this vault only.
+				if (collection !== null) req.collections = [collection];
+				const reply = await this.backend.query(req);
 				outcome = {
 					query: parsed,
 					items: reply.results.map((r) => itemFromResult(r, collection)),

@@ -1,5 +1,5 @@
 /** Plugin settings (data.json): defaults and a forgiving loader. */
-import type { SearchMode } from "../api/types";
+import type { SearchMode, Status } from "../api/types";
 
 export interface EngramSettings {
 	/** Command that runs the backend; `serve --vault … --config-dir …` is appended. */
@@ -10,7 +10,7 @@ export interface EngramSettings {
 	pollIntervalSeconds: number;
 	/** Mode of a plain recall query; the `?` prefix switches to the other one. */
 	defaultSearchMode: Extract<SearchMode, "search" | "query">;
-	/** Vault folder the backend stores facts under. */
+	/** Vault folder the backend stores facts under; "" follows what the backend reports. */
 	factsRoot: string;
 	/** Send vault changes to `POST /v1/index` as they happen. */
 	autoSync: boolean;
@@ -23,7 +23,7 @@ export const DEFAULT_SETTINGS: Readonly<EngramSettings> = Object.freeze({
 	autoStart: false,
 	pollIntervalSeconds: 5,
 	defaultSearchMode: "search",
-	factsRoot: "Engram",
+	factsRoot: "",
 	autoSync: true,
 	reportActiveNote: true,
 });
@@ -46,6 +46,19 @@ export function normalizeSettings(loaded: unknown): EngramSettings {
 	if (typeof o.autoSync === "boolean") s.autoSync = o.autoSync;
 	if (typeof o.reportActiveNote === "boolean") s.reportActiveNote = o.reportActiveNote;
 	return s;
+}
+
+/** The backend's facts folder when nobody says otherwise (`engram init --facts-root`). */
+export const DEFAULT_FACTS_ROOT = "Engram";
+
+/**
+ * The facts folder in effect: the setting when one is set, else the one the backend reports in
+ * its status, else the backend's default. Never "" (that would make every note a fact).
+ */
+export function effectiveFactsRoot(settings: EngramSettings, status: Status | null): string {
+	if (settings.factsRoot !== "") return settings.factsRoot;
+	const reported = status?.facts ? normalizeFolder(status.facts.root) : "";
+	return reported !== "" ? reported : DEFAULT_FACTS_ROOT;
 }
 
 export function clampPoll(seconds: number): number {

@@ -10,6 +10,8 @@ export interface EngramContext {
 	client: EngramClient;
 	monitor: StatusMonitor;
 	settings(): EngramSettings;
+	/** The facts folder in effect (setting, else what the backend reports). */
+	factsRoot(): string;
 	openNote(path: string, line?: number, pane?: PaneType | boolean): Promise<boolean>;
 	/** Store the note (or the selection in it) as a fact; shows a notice either way. */
 	storeAsFact(path: string, selection?: string): Promise<Fact | null>;

@@ -83,7 +83,7 @@ export class FactPanelView extends ItemView {
 		let next: PanelModel;
 		try {
 			const meta = await this.ctx.client.noteMetadata(path);
-			const canStore = !isInside(path, this.ctx.settings().factsRoot);
+			const canStore = !isInside(path, this.ctx.factsRoot());
 			next = { kind: "ready", meta, canStore, busy: false };
 		} catch (err) {
 			next = isHttpStatus(err, 404) ? { kind: "unknown", path } : { kind: "error", path, message: errorMessage(err) };

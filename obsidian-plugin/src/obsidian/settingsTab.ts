@@ -1,10 +1,12 @@
 /** Settings tab. Values are saved on change; the poll interval restarts polling at once. */
 import { PluginSettingTab, Setting, type App, type Plugin } from "obsidian";
-import { clampPoll, DEFAULT_SETTINGS, normalizeFolder, type EngramSettings } from "../core/settings";
+import { clampPoll, DEFAULT_FACTS_ROOT, DEFAULT_SETTINGS, normalizeFolder, type EngramSettings } from "../core/settings";
 
 export interface SettingsHost {
 	settings: EngramSettings;
 	saveSettings(): Promise<void>;
+	/** The facts folder the connected backend reports, or null when unknown. */
+	reportedFactsRoot(): string | null;
 }
 
 export class EngramSettingTab extends PluginSettingTab {
@@ -75,12 +77,17 @@ export class EngramSettingTab extends PluginSettingTab {
 					}),
 			);
 
+		const reported = this.host.reportedFactsRoot();
 		new Setting(containerEl)
 			.setName("Facts folder")
-			.setDesc("Vault folder where the backend keeps facts. Notes inside it are not offered for storing as facts.")
+			.setDesc(
+				"Vault folder where the backend keeps facts; notes inside it are not offered for storing as facts. " +
+					"Leave empty to use the folder the backend reports" +
+					(reported === null ? " (not connected now)." : ` (now: ${reported}).`),
+			)
 			.addText((t) =>
 				t
-					.setPlaceholder(DEFAULT_SETTINGS.factsRoot)
+					.setPlaceholder(reported ?? DEFAULT_FACTS_ROOT)
 					.setValue(s.factsRoot)
 					.onChange((v) => {
 						s.factsRoot = normalizeFolder(v);

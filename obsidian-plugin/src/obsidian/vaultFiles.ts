@@ -1,4 +1,5 @@
 /** Where the plugin's files are, and reading discovery.json through the vault adapter. */
+import { promises as fs } from "fs";
 import { FileSystemAdapter, normalizePath, type App, type PluginManifest } from "obsidian";
 import { DISCOVERY_FILE } from "../api/discovery";
 
@@ -16,6 +17,19 @@ export async function readDiscoveryFile(app: App, path: string): Promise<string 
 	const adapter = app.vault.adapter;
 	if (!(await adapter.exists(path))) return null;
 	return adapter.read(path);
+}
+
+/**
+ * The vault's path as Obsidian reports it and, when a symlink lies on the way (macOS /tmp and
+ * /var, a linked Documents folder), as the backend writes it in discovery.json: resolved.
+ */
+export async function vaultPathForms(basePath: string): Promise<string[]> {
+	try {
+		const real = await fs.realpath(basePath);
+		return real === basePath ? [basePath] : [basePath, real];
+	} catch {
+		return [basePath];
+	}
 }
 
 /** The vault's absolute path on desktop; null elsewhere. */

@@ -46,7 +46,8 @@ function renderFact(el: HTMLElement, meta: NoteMetadata, fact: Fact, actions: Pa
 	badges.createSpan({ cls: "engram-badge engram-badge-fact", text: fact.factType });
 	badges.createSpan({ cls: `engram-badge engram-lifecycle-${fact.lifecycleState}`, text: fact.lifecycleState });
 	badges.createSpan({ cls: `engram-badge engram-sync-${fact.sync.state}`, text: `sync: ${fact.sync.state}` });
-	field(s, "Importance").setText(`${formatScore(fact.importanceScore)} (${importanceTier(fact.importanceScore)})`);
+	const tier = fact.importanceTier || importanceTier(fact.importanceScore);
+	field(s, "Importance").setText(`${formatScore(fact.importanceScore)} (${tier})`);
 	field(s, "Confidence").setText(formatScore(fact.confidence));
 	field(s, "Updated").setText(formatWhen(fact.updatedAt || fact.timestamp));
 	if (fact.entities.length) {

@@ -43,6 +43,7 @@ function renderCounts(el: HTMLElement, s: Status): void {
 	row(table, "Vault", s.vault.path || "—");
 	row(table, "Collection", s.vault.collection);
 	row(table, "Notes", String(s.documents));
+	row(table, "Facts folder", s.facts ? s.facts.root : "none (no agent memory in this vault)");
 	row(table, "Chunks", String(s.chunks));
 	row(table, "Embedded", `${s.embedded} of ${s.chunks}`);
 	const ix = s.indexing;

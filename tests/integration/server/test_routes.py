@@ -54,6 +54,7 @@ async def test_status_has_every_field_the_plugin_reads(
     assert status["watcher"] == {"enabled": False, "queue": 0, "error": None}
     assert status["sync"]["configured"] is False
     assert status["lastError"] is None
+    assert status["facts"] is None  # `notes` is a plain collection, not a memory vault
 
 
 async def test_query_search_matches_the_facade(
@@ -94,7 +95,9 @@ async def test_query_rejects_bad_input(client: TestClient[Any, Any]) -> None:
 async def test_facts_recall_and_graph_through_http(
     client: TestClient[Any, Any], indexed: Engram, tiny_vault: Path
 ) -> None:
-    indexed.init_vault(str(tiny_vault), name="notes", index=False)
+    indexed.init_vault(str(tiny_vault), name="notes", facts_root="Memory/Engram", index=False)
+    status = await get_json(client, "/v1/status")
+    assert status["facts"] == {"root": "Memory/Engram"}  # the plugin's facts folder
     resp = await client.post(
         "/v1/facts",
         headers=AUTH,
@@ -102,7 +105,7 @@ async def test_facts_recall_and_graph_through_http(
     )
     assert resp.status == 201, await resp.text()
     fact = (await resp.json())["fact"]
-    assert fact["factType"] == "decision" and fact["path"].startswith("Engram/decisions/")
+    assert fact["factType"] == "decision" and fact["path"].startswith("Memory/Engram/decisions/")
     assert (tiny_vault / fact["path"]).is_file()
     got = await (await client.get(f"/v1/facts/{fact['id']}", headers=AUTH)).json()
     assert got["fact"]["id"] == fact["id"]
