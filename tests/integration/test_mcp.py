@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -226,6 +227,16 @@ def logged(d: Daemon, route: str) -> int:
     return d.log.read_text().count(route)
 
 
+async def logs_more(d: Daemon, route: str, before: int) -> bool:
+    """Whether the daemon logged `route` again (aiohttp writes the access line just after the
+    reply, so give it a moment)."""
+    for _ in range(100):
+        if logged(d, route) > before:
+            return True
+        await anyio.sleep(0.05)
+    return False
+
+
 async def test_a_running_daemon_answers_for_the_mcp_server(vault: Path, tmp_path: Path) -> None:
     d = Daemon({}, vault, tmp_path / "serve.log", "--no-watch")
     try:
@@ -247,7 +258,7 @@ async def test_a_running_daemon_answers_for_the_mcp_server(vault: Path, tmp_path
             for route, tool, args in cases:
                 before = logged(d, route)
                 text = await call(s, tool, **args)
-                assert logged(d, route) > before, f"{tool} did not use the daemon"
+                assert await logs_more(d, route, before), f"{tool} did not use the daemon"
                 assert text
             note = await call(s, "active_note")
             assert json.loads(note)["uri"] == "engram://Brewline/Home.md"
@@ -257,6 +268,7 @@ async def test_a_running_daemon_answers_for_the_mcp_server(vault: Path, tmp_path
         async with session(tmp_path / "mcp.log", "--no-daemon") as s:
             before = logged(d, "POST /v1/query")
             assert json.loads(await call(s, "search", query="tiered pricing"))["results"]
+            await anyio.sleep(0.5)  # a line it did write would be there by now
             assert logged(d, "POST /v1/query") == before
             assert "--no-daemon" in await call(s, "active_note")
 
