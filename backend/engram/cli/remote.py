@@ -44,7 +44,7 @@ ERRORS: dict[str, type[EngramError]] = {
 }
 
 
-class DaemonUnreachable(Exception):
+class DaemonUnreachable(ConnectionError):
     """Nothing answered at the daemon's address (it stopped or crashed)."""
 
 
@@ -60,10 +60,13 @@ def daemon_option(func: F) -> F:
 class DaemonClient:
     """A tiny JSON client for the daemon's HTTP API on loopback."""
 
-    def __init__(self, port: int, token: str, pid: int | None = None) -> None:
+    def __init__(
+        self, port: int, token: str, pid: int | None = None, collection: str | None = None
+    ) -> None:
         self.port = port
         self.token = token
         self.pid = pid
+        self.collection = collection  # the vault collection its memory routes act on
 
     @classmethod
     def from_file(cls, path: Path, config_file: Path | None = None) -> DaemonClient | None:
@@ -78,7 +81,10 @@ class DaemonClient:
         port, token = data.get("port"), data.get("token")
         if not isinstance(port, int) or not isinstance(token, str) or not token:
             return None
-        return cls(port, token, data.get("pid"))
+        collection = data.get("collection")
+        return cls(
+            port, token, data.get("pid"), collection if isinstance(collection, str) else None
+        )
 
     def request(
         self, method: str, path: str, body: Any = None, params: dict[str, Any] | None = None
@@ -168,6 +174,42 @@ class DaemonClient:
         params = {"ref": _absolute_if_local(ref), "from": from_line, "lines": max_lines}
         data = self.request("GET", "/v1/documents", params=params)
         return document_from_dict(data["document"])
+
+    def status(self) -> dict[str, Any]:
+        """`GET /v1/status`."""
+        data: dict[str, Any] = self.request("GET", "/v1/status")
+        return data
+
+    def active_note(self) -> dict[str, Any] | None:
+        """`GET /v1/active-note`: the note Obsidian last reported open, or None."""
+        note: dict[str, Any] | None = self.request("GET", "/v1/active-note")["activeNote"]
+        return note
+
+    def recall(self, query: str, n: int, **options: Any) -> list[dict[str, Any]]:
+        """`POST /v1/recall` on the daemon's vault (options: type, tags, since, until,
+        includeNotes)."""
+        body = {"q": query, "n": n, **{k: v for k, v in options.items() if v not in (None, [])}}
+        results: list[dict[str, Any]] = self.request("POST", "/v1/recall", body)["results"]
+        return results
+
+    def add_fact(self, fields: dict[str, Any]) -> dict[str, Any]:
+        """`POST /v1/facts` on the daemon's vault; returns the stored fact."""
+        body = {k: v for k, v in fields.items() if v not in (None, [])}
+        fact: dict[str, Any] = self.request("POST", "/v1/facts", body)["fact"]
+        return fact
+
+    def memory_context(self, query: str | None, profile: str, budget: int) -> dict[str, Any]:
+        """`POST /v1/memory/context` on the daemon's vault."""
+        body: dict[str, Any] = {"profile": profile, "budget": budget}
+        if query:
+            body["q"] = query
+        data: dict[str, Any] = self.request("POST", "/v1/memory/context", body)
+        return data
+
+    def deep_search(self, query: str, n: int) -> dict[str, Any]:
+        """`POST /v1/memory/deep-search` on the daemon's vault."""
+        data: dict[str, Any] = self.request("POST", "/v1/memory/deep-search", {"q": query, "n": n})
+        return data
 
 
 def daemon_for(state: State, no_daemon: bool) -> DaemonClient | None:

@@ -26,12 +26,32 @@ FIELDS: dict[str, tuple[str, Callable[[Any], bool]]] = {
     "tags": ("tags", lambda x: _str_list(x)),
     "entities": ("entities", lambda x: _str_list(x)),
     "lifecycleState": ("lifecycle", lambda x: isinstance(x, str) and 0 < len(x) <= 32),
+    "scope": ("scope", lambda x: _short(x)),
+    "source": ("source", lambda x: _short(x)),
+    "createdBy": ("created_by", lambda x: _short(x)),
 }
-NEW_FACT = ("text", "title", "type", "importance", "confidence", "tags", "entities")
+NEW_FACT = (
+    "text",
+    "title",
+    "type",
+    "importance",
+    "confidence",
+    "tags",
+    "entities",
+    "scope",
+    "source",
+    "createdBy",
+)
+PATCH_FACT = (*NEW_FACT[:7], "lifecycleState", "scope")
+PROFILES = ("default", "planning", "incident", "handoff")
 
 
 def _unit(x: Any) -> bool:
     return isinstance(x, int | float) and not isinstance(x, bool) and 0 <= x <= 1
+
+
+def _short(x: Any) -> bool:
+    return isinstance(x, str) and 0 < len(x.strip()) <= 128
 
 
 def _str_list(x: Any) -> bool:
@@ -79,8 +99,46 @@ async def recall(request: web.Request) -> web.Response:
     q = v.text(body, "q", required=True)
     n = v.integer(body, "n", 10, low=1, high=200)
     app = request.app
-    found = await in_reader(app, app[ENGRAM].recall, q, n=n, vault=app[CONFIG].collection)
+    found = await in_reader(
+        app,
+        app[ENGRAM].recall,
+        q,
+        n=n,
+        fact_type=v.text(body, "type", max_len=64) or None,
+        tags=v.strings(body, "tags", max_len=200),
+        since=v.text(body, "since", max_len=100) or None,
+        until=v.text(body, "until", max_len=100) or None,
+        include_notes=v.flag(body, "includeNotes"),
+        vault=app[CONFIG].collection,
+    )
     return web.json_response({"results": jsonable(found), "notices": []})
+
+
+@routes.post("/v1/memory/context")
+async def memory_context(request: web.Request) -> web.Response:
+    """Context for an agent: facts by tier, daily notes, hits and neighbours, within a budget."""
+    body = await v.json_body(request, allow_empty=True)
+    q = v.text(body, "q") or None
+    profile = v.text(body, "profile", default="default", max_len=16) or "default"
+    if profile not in PROFILES:
+        raise InvalidInputError(f"profile must be one of {', '.join(PROFILES)}")
+    budget = v.integer(body, "budget", 4000, low=0, high=200_000)
+    app = request.app
+    found = await in_reader(
+        app, app[ENGRAM].memory_context, q, profile, budget, app[CONFIG].collection
+    )
+    return web.json_response(jsonable(found))
+
+
+@routes.post("/v1/memory/deep-search")
+async def deep_search(request: web.Request) -> web.Response:
+    """Facts and notes by local hybrid recall, fused with Convex's when sync is configured."""
+    body = await v.json_body(request)
+    q = v.text(body, "q", required=True)
+    n = v.integer(body, "n", 10, low=1, high=200)
+    app = request.app
+    found = await in_reader(app, app[ENGRAM].deep_search, q, n, app[CONFIG].collection)
+    return web.json_response(jsonable(found))
 
 
 @routes.get("/v1/facts")
@@ -110,9 +168,8 @@ async def create_fact(request: web.Request) -> web.Response:
     if "text" not in fields:
         raise InvalidInputError("'text' is required")
     app = request.app
-    fact = await app[JOBS].write(
-        app[ENGRAM].fact_add, source="obsidian", vault=app[CONFIG].collection, **fields
-    )
+    fields.setdefault("source", "obsidian")
+    fact = await app[JOBS].write(app[ENGRAM].fact_add, vault=app[CONFIG].collection, **fields)
     return web.json_response({"fact": jsonable(fact)}, status=201)
 
 
@@ -129,7 +186,7 @@ async def get_fact(request: web.Request) -> web.Response:
 async def update_fact(request: web.Request) -> web.Response:
     """Change some fields of a fact (its note is rewritten safely)."""
     fact_id = _fact_id(request)
-    changes = _fields(await v.json_body(request), tuple(FIELDS))
+    changes = _fields(await v.json_body(request), PATCH_FACT)
     if not changes:
         raise InvalidInputError("nothing to change")
     app = request.app

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from engram.search.results import Document, Passage, SearchResult
+from engram.service.deep import DeepSearchMixin
 from engram.service.live import LiveMixin, filters_from_json
 from engram.service.panel import PanelMixin
 
 
-class Engram(LiveMixin, PanelMixin):
+class Engram(LiveMixin, PanelMixin, DeepSearchMixin):
     """Engram's operations over one index; the composition root builds it from Settings."""
 
 

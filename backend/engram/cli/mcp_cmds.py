@@ -1,0 +1,85 @@
+"""mcp: the MCP stdio server for agents (composition root of engram.mcp_server)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+
+import click
+
+from engram.cli.main import State, cli, pass_state
+
+
+@cli.command()
+@click.option(
+    "--vault",
+    metavar="PATH|NAME",
+    help="The vault memory tools act on (default: the one set by engram init).",
+)
+@click.option(
+    "--index",
+    "index_name",
+    metavar="NAME",
+    help="Use another index (same as engram --index NAME mcp).",
+)
+@click.option(
+    "--agent",
+    metavar="NAME",
+    envvar="ENGRAM_AGENT_ID",
+    default="mcp",
+    show_default=True,
+    help="createdBy of the facts this server stores (default $ENGRAM_AGENT_ID, else mcp).",
+)
+@click.option(
+    "--no-daemon",
+    is_flag=True,
+    help="Work in-process even when `engram serve` is running for this index.",
+)
+@click.option(
+    "--log-level",
+    type=click.Choice(["debug", "info", "warning", "error"]),
+    default="warning",
+    show_default=True,
+    help="What the server logs on stderr (stdout carries the protocol).",
+)
+@pass_state
+def mcp(
+    state: State,
+    vault: str | None,
+    index_name: str | None,
+    agent: str,
+    no_daemon: bool,
+    log_level: str,
+) -> None:
+    """Serve Engram's tools to an MCP host (Claude Desktop, Claude Code, Cursor...) over
+    stdin/stdout: search, read, memory and graph. Uses the running `engram serve` of the
+    index when there is one (warm models), else works in-process. See docs/mcp.md.
+    """
+    from engram import config
+    from engram.cli.remote import DaemonClient
+    from engram.mcp_server.app import serve
+    from engram.mcp_server.gateway import Gateway, Options
+    from engram.server.discovery import server_file
+
+    logging.basicConfig(
+        level=getattr(logging, log_level.upper()),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    if index_name:
+        state.index = index_name
+    settings = config.resolve(os.environ, index=state.index, config_file=state.config_file)
+    daemon_file = server_file(settings.data_dir, settings.index_name)
+    gateway = Gateway(
+        make_engram=lambda: state.engram,
+        find_daemon=lambda: DaemonClient.from_file(daemon_file, settings.config_file),
+        options=Options(vault=vault, agent=agent, use_daemon=not no_daemon),
+    )
+    if sys.stdin.isatty():
+        click.echo(
+            "engram mcp speaks the Model Context Protocol on stdin/stdout: configure it in an MCP "
+            "host (docs/mcp.md). Waiting for a client; Ctrl-C quits.",
+            err=True,
+        )
+    serve(gateway)

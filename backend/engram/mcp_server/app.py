@@ -1,0 +1,126 @@
+"""The MCP server: the tool list, one dispatcher that checks arguments and turns every failure
+into an MCP error, and the stdio entry the CLI calls (`serve`)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server import Server
+from mcp.server.context import ServerRequestContext
+from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
+
+from engram import __version__
+from engram.errors import EngramError, NotFoundError
+from engram.mcp_server import tools_graph, tools_memory, tools_search
+from engram.mcp_server.gateway import Gateway
+from engram.mcp_server.schema import Tool, check_arguments
+
+log = logging.getLogger("engram.mcp")
+TOOLS: tuple[Tool, ...] = tools_search.TOOLS + tools_memory.TOOLS + tools_graph.TOOLS
+INSTRUCTIONS = (
+    "Engram is the user's local search and memory over their Obsidian vault and markdown "
+    "folders. Start a session with memory_wake (or memory_get_context for a task); find notes "
+    "with query (best), search (exact words) or vsearch (meaning) and read them with get; store "
+    "durable decisions, preferences and lessons with memory_store_fact and find them with "
+    "memory_recall; explore links with the graph_* tools; active_note is what the user has "
+    "open in Obsidian. Save progress with memory_checkpoint and finish with memory_end_session."
+)
+
+
+def listed(tool: Tool) -> types.Tool:
+    """The MCP description of a tool."""
+    return types.Tool(
+        name=tool.name,
+        title=tool.title,
+        description=tool.description,
+        input_schema=dict(tool.schema),
+        annotations=types.ToolAnnotations(
+            title=tool.title,
+            read_only_hint=tool.read_only,
+            destructive_hint=False,
+            idempotent_hint=tool.read_only,
+            open_world_hint=False,
+        ),
+    )
+
+
+def failure(message: str) -> types.CallToolResult:
+    """A tool error the agent sees (and can act on), not a protocol error."""
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=message)], is_error=True
+    )
+
+
+def describe(exc: EngramError) -> str:
+    """An Engram error as the agent reads it: kind, message, hint."""
+    text = f"{exc.code}: {exc.message}"
+    if exc.hint:
+        text += f"\nhint: {exc.hint}"
+    if isinstance(exc, NotFoundError) and exc.suggestions and not exc.hint:
+        text += "\ndid you mean: " + ", ".join(exc.suggestions)
+    return text
+
+
+async def call(
+    gateway: Gateway, name: str, arguments: dict[str, Any] | None
+) -> types.CallToolResult:
+    """Run one tool; any failure becomes an isError result, never a crash."""
+    tool = next((t for t in TOOLS if t.name == name), None)
+    if tool is None:
+        raise MCPError(
+            types.INVALID_PARAMS,
+            f"unknown tool {name!r}; Engram's tools are: {', '.join(t.name for t in TOOLS)}",
+        )
+    try:
+        args = check_arguments(tool, arguments)
+        text = await tool.run(gateway, args)
+    except EngramError as exc:
+        return failure(describe(exc))
+    except Exception as exc:  # a bug must not take the server down with it
+        log.exception("tool %s failed", name)
+        return failure(
+            f"internal error in {name}: {type(exc).__name__}: {exc} "
+            "(the server is still running; its log on stderr has the details)"
+        )
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)])
+
+
+def create_server(gateway: Gateway) -> Server[Any]:
+    """The MCP server over `gateway`."""
+
+    async def list_tools(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=[listed(t) for t in TOOLS])
+
+    async def call_tool(
+        ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        return await call(gateway, params.name, params.arguments)
+
+    return Server(
+        "engram",
+        version=__version__,
+        title="Engram",
+        instructions=INSTRUCTIONS,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+def serve(gateway: Gateway) -> None:
+    """Serve MCP over stdin/stdout until the client closes the connection."""
+    server = create_server(gateway)
+
+    async def main() -> None:
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+
+    try:
+        anyio.run(main)
+    finally:
+        gateway.close()

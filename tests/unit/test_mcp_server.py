@@ -1,0 +1,244 @@
+"""The MCP server's pure parts: bounded output, argument checking, the tool schemas, and where
+a call runs (daemon, fallback, in-process) with a fake daemon beside the real one."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from jsonschema import Draft202012Validator
+
+from engram.errors import InvalidInputError
+from engram.mcp_server.app import TOOLS, call
+from engram.mcp_server.gateway import Gateway, Options
+from engram.mcp_server.output import (
+    clip_text,
+    fit_json,
+    render_document,
+    render_documents,
+)
+from engram.mcp_server.schema import check_arguments
+
+
+def results(n: int, snippet: str = "a short snippet") -> dict[str, Any]:
+    return {"results": [{"title": f"note {i}", "snippet": snippet} for i in range(n)]}
+
+
+def test_output_that_fits_is_plain_json_without_nulls() -> None:
+    out = fit_json({"results": [{"a": 1, "b": None}], "n": None}, 1000)
+    assert json.loads(out) == {"results": [{"a": 1}]}
+
+
+@pytest.mark.parametrize("budget", [1000, 2000, 5000])
+def test_long_lists_lose_items_from_the_end_and_say_so(budget: int) -> None:
+    out = fit_json(results(200), budget, "Ask for fewer.")
+    data = json.loads(out)
+    assert len(out) <= budget
+    kept = len(data["results"])
+    assert 0 < kept < 200 and data["results"][-1]["title"] == f"note {kept - 1}"
+    assert data["truncated"].startswith(f"showing {kept} of 200 results")
+    assert data["truncated"].endswith("Ask for fewer.")
+
+
+def test_long_texts_are_shortened_before_items_are_dropped() -> None:
+    data = json.loads(fit_json(results(3, "x" * 5000), 4000))
+    assert len(data["results"]) == 3
+    assert all(len(r["snippet"]) < 1300 for r in data["results"])
+    assert "long texts cut to" in data["truncated"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.text(max_size=3000),
+        lambda inner: st.lists(inner, max_size=30) | st.dictionaries(st.text(max_size=8), inner),
+        max_leaves=80,
+    ),
+    st.integers(min_value=1000, max_value=6000),
+)
+def test_no_payload_ever_exceeds_the_budget(value: Any, budget: int) -> None:
+    out = fit_json({"value": value, "items": [value, value]}, budget)
+    assert len(out) <= budget
+    if not out.endswith("characters]"):  # not the last-resort cut: still JSON
+        json.loads(out)
+
+
+def test_clip_text_cuts_at_a_line_end_and_notes_it() -> None:
+    text = "\n".join(f"line {i} " + "y" * 40 for i in range(100))
+    out = clip_text(text, 500, "ask for less")
+    assert len(out) <= 500 and "[truncated at 500 characters; ask for less]" in out
+    assert out.split("\n…")[0].endswith("y")  # whole lines only
+    assert clip_text("short", 500) == "short"
+
+
+def doc(lines: int, start: int = 1, **extra: Any) -> dict[str, Any]:
+    text = "\n".join(f"line {i}" for i in range(start, lines + 1))
+    return {
+        "docid": "abc123",
+        "uri": "engram://notes/a.md",
+        "path": "a.md",
+        "title": "A",
+        "fromLine": start,
+        "totalLines": lines,
+        "text": text,
+        **extra,
+    }
+
+
+def test_a_cut_document_names_the_line_to_read_on_from() -> None:
+    out = render_document(doc(1000), 2000)
+    assert len(out) <= 2000 and out.startswith("# A\nengram://notes/a.md  (#abc123, lines 1-1000")
+    nxt = int(out.rsplit("from_line=", 1)[1].split()[0])
+    assert f"line {nxt - 1}\n" in out and f"line {nxt}\n" not in out
+    rest = render_document(doc(1000, start=nxt), 2000)
+    assert f"\nline {nxt}\n" in rest
+
+
+def test_a_whole_document_and_an_empty_range() -> None:
+    out = render_document(doc(3, context="team notes"), 2000)
+    assert out == (
+        "# A\nengram://notes/a.md  (#abc123, lines 1-3 of 3)\ncontext: team notes\n\n"
+        "line 1\nline 2\nline 3"
+    )
+    past = render_document({**doc(3), "fromLine": 9, "text": ""}, 2000)
+    assert "no lines of 3" in past
+
+
+def test_documents_that_do_not_fit_are_named() -> None:
+    docs = [doc(200, uri=f"engram://notes/{i}.md") for i in range(10)]
+    docs = [{**d, "uri": f"engram://notes/{i}.md"} for i, d in enumerate(docs)]
+    out = render_documents(docs, 3000)
+    assert len(out) <= 3000
+    assert "more documents not shown" in out and "engram://notes/9.md" in out
+
+
+TOOL = {t.name: t for t in TOOLS}
+
+
+def test_every_tool_schema_is_valid_and_described() -> None:
+    assert len(TOOL) == len(TOOLS) == 19
+    for tool in TOOLS:
+        Draft202012Validator.check_schema(dict(tool.schema))
+        assert len(tool.description) > 80, tool.name
+        assert all(p.get("description") for p in tool.schema["properties"].values()), tool.name
+
+
+def test_arguments_get_their_defaults() -> None:
+    args = check_arguments(TOOL["search"], {"query": "x"})
+    assert args["limit"] == 10 and args["min_score"] == 0.0 and args["filters"] is None
+    assert check_arguments(TOOL["query"], {"query": "x"})["mode"] == "hybrid"
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "message"),
+    [
+        ("search", {}, "'query' is a required property"),
+        ("search", {"query": "x", "limit": 101}, "limit: 101 is greater than the maximum of 100"),
+        ("search", {"query": "x", "qurey": 1}, "'qurey' was unexpected"),
+        ("search", {"query": ""}, "query: '' should be non-empty"),
+        ("query", {"query": "x", "mode": "fast"}, "mode: 'fast' is not one of"),
+        ("get", {"path": ["a"]}, "path: ['a'] is not of type 'string'"),
+        ("multi_get", {"paths": []}, "paths: [] should be non-empty"),
+        ("memory_store_fact", {"text": "x", "tags": "a"}, "tags: 'a' is not of type 'array'"),
+        ("search", {"query": "x", "filters": {"path": 3}}, "filters/path"),
+    ],
+)
+def test_bad_arguments_say_what_is_wrong_and_what_is_taken(
+    tool: str, args: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(InvalidInputError) as caught:
+        check_arguments(TOOL[tool], args)
+    assert message in caught.value.message
+    assert caught.value.hint and caught.value.hint.startswith(f"{tool} takes ")
+
+
+class FakeDaemon:
+    """Answers like the daemon, or has just died."""
+
+    pid, port = 42, 1234
+
+    def __init__(self, collection: str, dead: bool = False) -> None:
+        self.collection = collection
+        self.dead = dead
+        self.calls: list[str] = []
+
+    def status(self) -> dict[str, Any]:
+        self.calls.append("status")
+        if self.dead:
+            raise ConnectionRefusedError("gone")
+        return {"documents": 7}
+
+    def deep_search(self, query: str, n: int) -> dict[str, Any]:
+        self.calls.append("deep")
+        return {"query": query, "sources": ["local"], "notes": [], "results": []}
+
+
+class Local:
+    """A facade value with the JSON shape of `to_dict`."""
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self.data = data
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.data
+
+
+class FakeEngram:
+    """Just enough facade for routing: the vault name, a status, a deep search."""
+
+    def vault_name(self, vault: str | None) -> str:
+        return "notes"
+
+    def status(self) -> dict[str, Any]:
+        return {"documents": 3}
+
+    def model_status(self) -> dict[str, Any]:
+        return {}
+
+    def deep_search(self, query: str, n: int, vault: str | None) -> Local:
+        return Local({"query": query, "sources": ["local"], "notes": ["in-process"], "results": []})
+
+    def close(self) -> None:
+        pass
+
+
+class BrokenEngram(FakeEngram):
+    """A facade with a bug."""
+
+    def status(self) -> dict[str, Any]:
+        raise ValueError("boom")
+
+
+def text(result: Any) -> str:
+    return "".join(c.text for c in result.content)
+
+
+async def test_calls_go_to_a_live_daemon_and_fall_back_when_it_dies() -> None:
+    daemon = FakeDaemon("notes")
+    gw = Gateway(FakeEngram, lambda: daemon, Options())  # type: ignore[arg-type,return-value]
+    assert json.loads(text(await call(gw, "status", {})))["documents"] == 7
+    daemon.dead = True
+    data = json.loads(text(await call(gw, "status", {})))
+    assert data["documents"] == 3 and data["servedBy"] == {"daemon": False}
+    assert "in-process" not in text(await call(gw, "memory_deep_search", {"query": "x"}))
+    assert daemon.calls == ["status", "status", "deep"]
+
+
+async def test_memory_calls_stay_local_when_the_daemon_serves_another_vault() -> None:
+    daemon = FakeDaemon("elsewhere")
+    gw = Gateway(FakeEngram, lambda: daemon, Options())  # type: ignore[arg-type,return-value]
+    assert "in-process" in text(await call(gw, "memory_deep_search", {"query": "x"}))
+    assert daemon.calls == []
+    off = Gateway(FakeEngram, lambda: daemon, Options(use_daemon=False))  # type: ignore[arg-type,return-value]
+    assert off.daemon() is None
+
+
+async def test_a_bug_is_an_error_result_not_a_dead_server() -> None:
+    gw = Gateway(BrokenEngram, lambda: None, Options())  # type: ignore[arg-type]
+    out = await call(gw, "status", {})
+    assert out.is_error and text(out).startswith("internal error in status: ValueError: boom")
+    out = await call(gw, "memory_deep_search", {"query": "x"})
+    assert not out.is_error and "in-process" in text(out)
