@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from engram.search.results import Document, Passage, SearchResult
 from engram.service.live import LiveMixin, filters_from_json
+from engram.service.notes_move import NoteMoveMixin
 from engram.service.panel import PanelMixin
 
 
-class Engram(LiveMixin, PanelMixin):
+class Engram(NoteMoveMixin, LiveMixin, PanelMixin):
     """Engram's operations over one index; the composition root builds it from Settings."""
 
 
