@@ -4,6 +4,7 @@ from engram.cli import (  # noqa: F401
     collections_cmds,
     graph_cmds,
     memory_cmds,
+    notes_cmds,
     search_cmds,
     semantic_cmds,
     serve_cmds,
