@@ -15,7 +15,7 @@ from typing import Any
 
 from engram.errors import ConflictError, InvalidInputError, NotFoundError
 from engram.memory import props
-from engram.service.notes_base import NoteAccessMixin, plural
+from engram.service.notes_base import NoteAccessMixin, exists, plural
 from engram.store import edits as edit_store
 from engram.vault import batch, names, rewrite
 from engram.vault import edit as text_edit
@@ -54,7 +54,7 @@ class NoteWriteMixin(NoteAccessMixin):
             )
         else:
             raise InvalidInputError("give the new note a path or a title")
-        if self._vault_file(col, rel).exists():
+        if exists(self._vault_file(col, rel)):
             raise ConflictError(f"{rel} already exists", "edit it with note edit, or pick a path")
         text = _new_text(body, frontmatter)
         data = text.encode("utf-8")
@@ -170,7 +170,7 @@ class NoteWriteMixin(NoteAccessMixin):
         col = self.notes_collection(collection)
         rel = self.existing_note(col, note)
         snap = self._snapshot(col, rel, expected_hash, editable=False)
-        trash = names.trash_path(rel, lambda p: self._vault_file(col, p).exists())
+        trash = names.trash_path(rel, lambda p: exists(self._vault_file(col, p)))
         broken = edit_store.linking_notes(self.db.conn, col.name, rel, link_key(rel))
         change = FileChange(
             "trash", trash, rel, snap.sha256, snap.sha256, unified("", "", rel, trash)

@@ -20,6 +20,7 @@ from engram.vault.resolve import LinkIndex, resolve
 from engram.vault.scan import hidden_or_ignored_dir
 
 _HEX = re.compile(r"^[0-9a-f]{6,64}$")
+MAX_REF_CHARS = 4096
 
 
 class NoteAccessMixin(GraphMixin):
@@ -41,23 +42,28 @@ class NoteAccessMixin(GraphMixin):
         text = (note or "").strip().removeprefix(f"engram://{col.name}/")
         if not text:
             raise InvalidInputError("a note is required")
+        if len(text) > MAX_REF_CHARS:
+            raise UnsafePathError("path too long for a file system")
         root = col.path.resolve()
-        given = Path(text).expanduser()
+        given = Path(text).expanduser() if text.startswith("~/") else Path(text)
         if given.is_absolute():
             full = given.resolve()
             if root in full.parents:
                 text = full.relative_to(root).as_posix()
-            elif (root / text.lstrip("/")).exists():
+            elif exists(root / text.lstrip("/")):
                 text = text.lstrip("/")  # a vault-absolute path, as links write them
             else:
                 raise UnsafePathError(f"{note} is outside the vault")
         for spelling in (text, names.note_file(text)):
-            path = safe_join(root, spelling)
-            if path.is_file():
+            try:
+                path = safe_join(root, spelling)
+            except (OSError, ValueError) as exc:  # names the OS cannot even look up
+                raise UnsafePathError(f"unusable path: {exc}") from None
+            if is_file(path):
                 return self._allowed(path.relative_to(root).as_posix())
         _, vault = self._graph_of(col.name)
         found = _exact_note(vault.finder, text)
-        if not self._vault_file(col, found).is_file():
+        if not is_file(self._vault_file(col, found)):
             raise NotFoundError(f"{found} is indexed but no longer on disk (run engram update)")
         return self._allowed(found)
 
@@ -165,3 +171,27 @@ def _exact_note(finder: Any, text: str) -> str:
 def plural(n: int, word: str) -> str:
     """`1 link`, `2 links`."""
     return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def is_file(path: Path) -> bool:
+    """Path.is_file, False for names the OS cannot even look up (too long, bad bytes)."""
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False
+
+
+def is_dir(path: Path) -> bool:
+    """Path.is_dir, False for names the OS cannot even look up."""
+    try:
+        return path.is_dir()
+    except (OSError, ValueError):
+        return False
+
+
+def exists(path: Path) -> bool:
+    """Path.exists; a name the OS cannot look up does not exist."""
+    try:
+        return path.exists()
+    except (OSError, ValueError):
+        return False

@@ -15,7 +15,7 @@ from collections import defaultdict
 from engram.config import Collection
 from engram.errors import ConflictError, InvalidInputError, NotFoundError
 from engram.service.notes import NoteWriteMixin
-from engram.service.notes_base import plural
+from engram.service.notes_base import exists, is_dir, plural
 from engram.store import edits as edit_store
 from engram.vault import batch, names
 from engram.vault.batch import Change, Snapshot
@@ -87,14 +87,14 @@ class NoteMoveMixin(NoteWriteMixin):
         name = posixpath.basename(old)
         folder = text.rstrip("/")
         if text.endswith("/") or (
-            folder and not folder.startswith("/") and self._vault_file(col, folder).is_dir()
+            folder and not folder.startswith("/") and is_dir(self._vault_file(col, folder))
         ):
             text = f"{folder}/{name}"
         rel = names.check_path(text, keep_name=name)
         if old.lower().endswith(".md"):
             rel = names.note_file(rel)
         target = self._vault_file(col, rel)  # refuses a path leaving the vault
-        if target.exists() and rel != old and not _same_file(self._vault_file(col, old), target):
+        if exists(target) and rel != old and not _same_file(self._vault_file(col, old), target):
             raise ConflictError(f"{rel} already exists; nothing was moved")
         return rel
 

@@ -18,6 +18,7 @@ from .scan import hidden_or_ignored_dir
 
 BAD_CHARS = set('*"\\<>:|?#^[]')
 MAX_NAME_BYTES = 255
+MAX_PATH_BYTES = 1024  # well under PATH_MAX once joined to the vault's own path
 TRASH = ".trash"
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _SPACES = re.compile(r"\s+")
@@ -36,6 +37,8 @@ def check_path(rel: str, keep_name: str | None = None) -> str:
     text = text.rstrip("/")
     if not text:
         raise InvalidInputError("a note path is required")
+    if len(text.encode("utf-8", "surrogatepass")) > MAX_PATH_BYTES:
+        raise InvalidInputError(f"path longer than {MAX_PATH_BYTES} bytes")
     parts = text.split("/")
     for i, part in enumerate(parts):
         if i == len(parts) - 1 and part == keep_name:

@@ -164,6 +164,26 @@ async def test_bad_input_is_400(client: TestClient[Any, Any], route: str, body: 
     assert resp.status == 400, await resp.text()
 
 
+@pytest.mark.parametrize(
+    ("route", "body"),
+    [
+        ("/v1/notes/edit", {"path": "0" * 4000, "append": "x"}),
+        ("/v1/notes/delete", {"path": "0" * 300}),
+        ("/v1/notes/move", {"path": "Welcome.md", "to": "0" * 4000}),
+        ("/v1/notes/move", {"path": "Welcome.md", "to": "a/" * 600 + "b"}),
+        ("/v1/notes/link", {"path": "Welcome.md", "target": "0" * 2000}),
+        ("/v1/notes", {"path": "0" * 300}),
+        ("/v1/notes", {"title": "0" * 300, "folder": "f/" * 700}),
+    ],
+)
+async def test_names_the_file_system_cannot_look_up_are_refused_not_crashed(
+    client: TestClient[Any, Any], route: str, body: Any
+) -> None:
+    """Found by scripts/fuzz_server.py: over-long names were a 500 (ENAMETOOLONG)."""
+    resp = await client.post(route, json=body, headers=AUTH)
+    assert resp.status in (400, 404), await resp.text()
+
+
 async def test_unknown_notes_are_404_and_existing_targets_409(
     client: TestClient[Any, Any],
 ) -> None:
