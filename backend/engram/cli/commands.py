@@ -5,6 +5,7 @@ from engram.cli import (  # noqa: F401
     graph_cmds,
     mcp_cmds,
     memory_cmds,
+    notes_cmds,
     search_cmds,
     semantic_cmds,
     serve_cmds,

@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from aiohttp import web
 
-from engram.server import routes, routes_memory
+from engram.server import routes, routes_memory, routes_notes
 from engram.server.jobs import JobRunner
 from engram.server.middleware import middlewares
 from engram.server.state import (
@@ -52,6 +52,7 @@ def create_app(engram: Engram, config: ServerConfig, runtime: Runtime) -> web.Ap
     app.cleanup_ctx.append(_watcher)
     app.add_routes(routes.routes)
     app.add_routes(routes_memory.routes)
+    app.add_routes(routes_notes.routes)
     return app
 
 

@@ -54,6 +54,7 @@ def capabilities(engram: Engram, watch: bool) -> tuple[str, ...]:
         "facts": "add_fact",
         "graph": "neighbors",
         "sync": "sync_now",
+        "notes.write": "note_move",
     }
     caps += [cap for cap, method in optional.items() if hasattr(engram, method)]
     return (*caps, "watch") if watch else tuple(caps)

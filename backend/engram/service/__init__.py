@@ -5,10 +5,11 @@ from __future__ import annotations
 from engram.search.results import Document, Passage, SearchResult
 from engram.service.deep import DeepSearchMixin
 from engram.service.live import LiveMixin, filters_from_json
+from engram.service.notes_move import NoteMoveMixin
 from engram.service.panel import PanelMixin
 
 
-class Engram(LiveMixin, PanelMixin, DeepSearchMixin):
+class Engram(NoteMoveMixin, LiveMixin, PanelMixin, DeepSearchMixin):
     """Engram's operations over one index; the composition root builds it from Settings."""
 
 

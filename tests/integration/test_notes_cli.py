@@ -1,0 +1,111 @@
+"""`engram note ...` as real subprocesses on a copy of the link-forms vault."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "vaults"
+
+
+def run(
+    env: dict[str, str], *args: str, ok: bool = True, stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(
+        [sys.executable, "-m", "engram", *args],
+        env={**os.environ, **env},
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    if ok:
+        assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+def as_json(env: dict[str, str], *args: str) -> Any:
+    return json.loads(run(env, *args, "--json").stdout)
+
+
+def hashes(root: Path) -> dict[str, str]:
+    return {
+        p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in root.rglob("*")
+        if p.is_file()
+    }
+
+
+@pytest.fixture
+def vault(tmp_path: Path) -> Path:
+    return Path(shutil.copytree(FIXTURES / "linkforms", tmp_path / "linkforms"))
+
+
+@pytest.fixture
+def env(xdg: dict[str, str], vault: Path) -> dict[str, str]:
+    env = {**xdg, "NO_COLOR": "1"}
+    run(env, "collection", "add", str(vault), "--name", "coffee")
+    return env
+
+
+def test_move_previews_then_moves(env: dict[str, str], vault: Path) -> None:
+    before = hashes(vault)
+    preview = run(env, "note", "move", "Espresso Basics", "Guides/Brewing", "--dry-run")
+    assert "+Slower than [[Guides/Brewing]]. Compare with [[Archive/Brewing]]." in preview.stdout
+    assert (
+        "dry run, nothing written: Topics/Espresso Basics.md -> Guides/Brewing.md; "
+        "33 links rewritten in 7 notes" in preview.stdout
+    )
+    assert hashes(vault) == before
+    done = as_json(env, "note", "move", "Espresso Basics", "Guides/Brewing")
+    assert done["path"] == "Guides/Brewing.md" and done["linksRewritten"] == 33
+    assert (vault / "Guides/Brewing.md").exists()
+    backlinks = as_json(env, "graph", "backlinks", "Guides/Brewing.md")
+    assert len(backlinks) == 33
+
+
+def test_edit_with_a_stale_hash_fails_and_keeps_the_note(env: dict[str, str], vault: Path) -> None:
+    before = (vault / "Home.md").read_bytes()
+    proc = run(env, "note", "edit", "Home", "--append", "x", "--expected-hash", "abcdef", ok=False)
+    assert proc.returncode == 1
+    assert "changed since it was read" in proc.stderr
+    assert (vault / "Home.md").read_bytes() == before
+    current = hashlib.sha256(before).hexdigest()
+    out = as_json(
+        env, "note", "edit", "Home", "--set", "rating=4", "--set", "tags=[coffee, home]",
+        "--expected-hash", current[:8],
+    )  # fmt: skip
+    assert (
+        out["changed"]
+        and out["hash"] == hashlib.sha256((vault / "Home.md").read_bytes()).hexdigest()
+    )
+    home = (vault / "Home.md").read_text()
+    assert home.startswith(
+        '---\nrelated: "[[Espresso Basics]]"\nsee-also:\n'
+        '  - "[[Topics/Espresso Basics#Extraction]]"\nrating: 4\ntags:\n- coffee\n- home\n---\n'
+    )
+
+
+def test_create_from_stdin_link_and_delete(env: dict[str, str], vault: Path) -> None:
+    made = run(env, "note", "create", "Recipes/Flat White", "--body", "-", stdin="Two shots.\n")
+    assert made.stdout.startswith("created Recipes/Flat White.md")
+    linked = as_json(
+        env, "note", "link", "Recipes/Flat White", "Espresso Basics", "--section", "See also"
+    )
+    assert linked["changed"]
+    assert (vault / "Recipes/Flat White.md").read_text() == (
+        "Two shots.\n\n## See also\n- [[Espresso Basics]]\n"
+    )
+    gone = run(env, "note", "delete", "Recipes/Flat White.md")
+    assert "moved to .trash/Recipes/Flat White.md" in gone.stdout
+    assert (vault / ".trash/Recipes/Flat White.md").exists()
+    missing = run(env, "note", "edit", "Recipes/Flat White", "--append", "x", ok=False)
+    assert missing.returncode == 1 and "no note" in missing.stderr
