@@ -44,6 +44,11 @@ TOOLS = {
     "graph_path",
     "graph_rank",
     "graph_themes",
+    "note_create",
+    "note_edit",
+    "note_move",
+    "note_delete",
+    "note_link",
 }
 
 
@@ -188,6 +193,52 @@ async def test_every_tool_returns_real_content(vault: Path, tmp_path: Path) -> N
         themes = json.loads(await call(s, "graph_themes"))
         assert themes["themes"] and themes["themes"][0]["notes"]
         assert "no Obsidian is connected" in await call(s, "active_note")
+
+        made = json.loads(
+            await call(
+                s,
+                "note_create",
+                path="Ideas/Tasting Box.md",
+                body="# Tasting Box\n\nA flight of three roasts.\n",
+            )
+        )
+        assert (vault / "Ideas" / "Tasting Box.md").is_file() and made["changed"]
+        preview = json.loads(
+            await call(
+                s, "note_edit", path="Ideas/Tasting Box.md", append="Price: 19 EUR.", dry_run=True
+            )
+        )
+        assert "+Price: 19 EUR." in preview["diff"]
+        assert "19 EUR" not in (vault / "Ideas" / "Tasting Box.md").read_text()
+        edited = json.loads(
+            await call(
+                s,
+                "note_edit",
+                path="Ideas/Tasting Box.md",
+                append="Price: 19 EUR.",
+                expected_hash=made["hash"],
+            )
+        )
+        stale = await fails(
+            s, "note_edit", path="Ideas/Tasting Box.md", append="x", expected_hash=made["hash"]
+        )
+        assert "changed since" in stale
+        linked = json.loads(
+            await call(s, "note_link", path="Home.md", target="Ideas/Tasting Box.md")
+        )
+        assert "[[Tasting Box]]" in (vault / "Home.md").read_text() and linked["changed"]
+        moved = json.loads(
+            await call(
+                s,
+                "note_move",
+                path="Ideas/Tasting Box.md",
+                to="Projects/Tasting Box.md",
+                expected_hash=edited["hash"],
+            )
+        )
+        assert (vault / "Projects" / "Tasting Box.md").is_file() and moved["changed"]
+        gone = json.loads(await call(s, "note_delete", path="Projects/Tasting Box.md"))
+        assert (vault / ".trash" / "Projects" / "Tasting Box.md").is_file() and gone["changed"]
 
         small = json.loads(await call(s, "search", query="pricing", full=True, max_chars=1000))
         assert "max_chars" in small["truncated"] and len(json.dumps(small)) < 1200

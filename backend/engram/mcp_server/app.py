@@ -15,12 +15,14 @@ from mcp.shared.exceptions import MCPError
 
 from engram import __version__
 from engram.errors import EngramError, NotFoundError
-from engram.mcp_server import tools_graph, tools_memory, tools_search
+from engram.mcp_server import tools_graph, tools_memory, tools_notes, tools_search
 from engram.mcp_server.gateway import Gateway
 from engram.mcp_server.schema import Tool, check_arguments
 
 log = logging.getLogger("engram.mcp")
-TOOLS: tuple[Tool, ...] = tools_search.TOOLS + tools_memory.TOOLS + tools_graph.TOOLS
+TOOLS: tuple[Tool, ...] = (
+    tools_search.TOOLS + tools_memory.TOOLS + tools_graph.TOOLS + tools_notes.TOOLS
+)
 INSTRUCTIONS = (
     "Engram is the user's local search and memory over their Obsidian vault and markdown "
     "folders. Start a session with memory_wake (or memory_get_context for a task); find notes "

@@ -60,8 +60,9 @@ def prune_common_terms(conn: Any, q: ParsedQuery) -> ParsedQuery:
     total = store_search.document_count(conn)
     if total < PRUNE_MIN_DOCS:
         return q
-    counts = {t: store_search.term_document_count(conn, f"{TEXT_COLUMNS} : {quote(t)}")
-              for t in q.terms}
+    counts = {
+        t: store_search.term_document_count(conn, f"{TEXT_COLUMNS} : {quote(t)}") for t in q.terms
+    }
     keep = tuple(t for t in q.terms if counts[t] <= COMMON_SHARE * total)
     if not keep and not (q.phrases or q.prefixes or q.cjk):
         keep = (min(q.terms, key=lambda t: counts[t]),)

@@ -119,5 +119,8 @@ def document_count(conn: Any) -> int:
 
 def term_document_count(conn: Any, match: str) -> int:
     """How many documents match an FTS5 expression (a word's document frequency)."""
-    return int(conn.execute("SELECT count(*) FROM documents_fts WHERE documents_fts MATCH ?",
-                            (match,)).fetchone()[0])
+    return int(
+        conn.execute(
+            "SELECT count(*) FROM documents_fts WHERE documents_fts MATCH ?", (match,)
+        ).fetchone()[0]
+    )
