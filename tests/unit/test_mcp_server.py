@@ -119,7 +119,14 @@ TOOL = {t.name: t for t in TOOLS}
 
 
 def test_every_tool_schema_is_valid_and_described() -> None:
-    assert len(TOOL) == len(TOOLS) == 19
+    assert len(TOOL) == len(TOOLS)
+    assert set(TOOL) == {
+        *("search", "vsearch", "query", "get", "multi_get", "status", "active_note"),
+        *("memory_store_fact", "memory_recall", "memory_get_context", "memory_checkpoint"),
+        *("memory_wake", "memory_end_session", "memory_deep_search"),
+        *("graph_backlinks", "graph_neighbors", "graph_path", "graph_rank", "graph_themes"),
+        *("note_create", "note_edit", "note_move", "note_delete", "note_link"),
+    }
     for tool in TOOLS:
         Draft202012Validator.check_schema(dict(tool.schema))
         assert len(tool.description) > 80, tool.name
