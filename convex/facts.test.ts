@@ -116,11 +116,13 @@ describe("upsert", () => {
 
   test("a field the writer dropped is removed, not kept from before", async () => {
     const t = setup();
-    await upsert(t, "op-1", fact("a", { source: "chat", supersededBy: "b" }));
+    await upsert(t, "op-1", fact("a", { source: "chat", supersededBy: "b", supersedes: "c" }));
+    expect(await t.query(api.facts.get, { token, externalId: "a" })).toMatchObject({ supersedes: "c" });
     await upsert(t, "op-2", fact("a"));
     const stored = await t.query(api.facts.get, { token, externalId: "a" });
     expect(stored).not.toHaveProperty("source");
     expect(stored).not.toHaveProperty("supersededBy");
+    expect(stored).not.toHaveProperty("supersedes");
   });
 
   test("bad values are rejected with invalid_argument", async () => {

@@ -23,6 +23,7 @@ DEFAULT_EMBED_MODEL = "default"
 MODEL_ROLES = ("embed", "rerank", "generate")
 DEFAULT_FACTS_ROOT = "Engram"
 DEFAULT_CONFIG_DIR = ".obsidian"
+DEFAULT_SYNC_INTERVAL = 60
 
 
 class ConfigError(EngramError):
@@ -43,12 +44,22 @@ class Collection:
 
 
 @dataclass(frozen=True)
+class SyncSettings:
+    """Where a vault's facts sync to (docs/convex.md); the credentials live in the keyring."""
+
+    url: str  # https://<name>.convex.cloud
+    device: str = ""  # this machine's name in Convex's provenance fields
+    interval: int = DEFAULT_SYNC_INTERVAL  # seconds between the daemon's sync runs
+
+
+@dataclass(frozen=True)
 class Vault:
     """A collection that is an Obsidian vault holding agent memory (see docs/memory.md)."""
 
     name: str  # the collection's name
     facts_root: str = DEFAULT_FACTS_ROOT  # vault-relative folder for fact notes
     config_dir: str = DEFAULT_CONFIG_DIR  # Obsidian's config folder name
+    sync: SyncSettings | None = None  # Convex sync, when set up
 
 
 @dataclass(frozen=True)
@@ -194,11 +205,27 @@ def _vaults(raw: Mapping[str, Any], collections: set[str]) -> tuple[tuple[Vault,
             raise ConfigError(
                 f"vault {name!r}: config_dir must be a dot-folder name like .obsidian"
             )
-        out.append(Vault(str(name), root, cfg_dir))
+        out.append(Vault(str(name), root, cfg_dir, _sync(str(name), v.get("sync"))))
     default = raw.get("default_vault")
     if default is not None and str(default) not in {v.name for v in out}:
         default = None
     return tuple(out), None if default is None else str(default)
+
+
+def _sync(vault: str, spec: Any) -> SyncSettings | None:
+    """`vaults.<name>.sync: {url, device, interval}` (written by `engram sync init`)."""
+    if spec is None:
+        return None
+    if not isinstance(spec, Mapping) or not spec.get("url"):
+        raise ConfigError(f"vault {vault!r}: sync needs a 'url' (run engram sync init)")
+    url = str(spec["url"]).strip().rstrip("/")
+    if not url.startswith(("https://", "http://")):
+        raise ConfigError(f"vault {vault!r}: sync url must be https://... ({url!r})")
+    return SyncSettings(
+        url=url,
+        device=str(spec.get("device") or ""),
+        interval=_positive_int(spec.get("interval", DEFAULT_SYNC_INTERVAL), "sync.interval"),
+    )
 
 
 def _memory(spec: Any) -> MemorySettings:

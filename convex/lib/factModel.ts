@@ -24,6 +24,8 @@ const scalarFields = {
   confidence: v.optional(v.number()),
   lifecycleState,
   supersededBy: v.optional(v.string()),
+  // The fact this one replaces (the other note carries supersededBy).
+  supersedes: v.optional(v.string()),
   lastEditedBy: v.optional(v.union(v.literal("human"), v.literal("system"))),
 };
 
@@ -89,7 +91,7 @@ export function normalizeFact(input: FactInput): FactContent {
   checkLength("externalId", input.externalId, LIMITS.externalId);
   checkLength("title", input.title, LIMITS.title);
   checkLength("text", input.text, LIMITS.text);
-  for (const field of ["factType", "source", "createdBy", "scope", "supersededBy"] as const) {
+  for (const field of ["factType", "source", "createdBy", "scope", "supersededBy", "supersedes"] as const) {
     checkLength(field, input[field], LIMITS.shortString);
   }
   for (const field of ["timestamp", "updatedAt"] as const) {

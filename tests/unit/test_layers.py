@@ -11,6 +11,7 @@ ANYONE = {"errors", "__init__", "__version__"}  # engram.errors, engram.__versio
 # layer -> engram layers it may import
 ALLOWED: dict[str, set[str]] = {
     "config": set(),
+    "secrets": set(),
     "vault": set(),
     "store": set(),
     "models": set(),
@@ -19,10 +20,13 @@ ALLOWED: dict[str, set[str]] = {
     "graph": {"store", "vault", "search"},
     "memory": {"vault", "store", "search", "graph", "index", "models"},
     "sync": {"memory", "store", "vault"},
-    "service": {"config", "vault", "store", "models", "index", "search", "graph", "memory", "sync"},
-    "server": {"service", "config"},
+    "service": {
+        *("config", "secrets", "vault", "store", "models", "index", "search", "graph"),
+        *("memory", "sync"),
+    },
+    "server": {"service", "config", "secrets"},
     "mcp_server": {"service", "config"},
-    "cli": {"service", "server", "mcp_server", "config"},
+    "cli": {"service", "server", "mcp_server", "config", "secrets"},
 }
 # third-party modules only one layer may touch
 OWNED = {

@@ -66,10 +66,10 @@ def serve(
     <vault>/<config-dir>/plugins/engram/discovery.json while the daemon runs. Stop it with
     Ctrl-C (or SIGTERM).
     """
+    from engram.secrets import system_keyring
     from engram.server.discovery import check_config_dir
     from engram.server.run import ServeOptions
     from engram.server.run import serve as run
-    from engram.server.tokens import system_keyring
 
     logging.basicConfig(
         level=getattr(logging, log_level.upper()),
@@ -103,7 +103,8 @@ def token() -> None:
 def token_show(state: State, vault: Path, as_json: bool) -> None:
     """Print the token (created on first use) for clients you configure by hand."""
     from engram import config
-    from engram.server.tokens import TokenStore, system_keyring
+    from engram.secrets import system_keyring
+    from engram.server.tokens import TokenStore
 
     settings = config.resolve(os.environ, index=state.index, config_file=state.config_file)
     store = TokenStore(settings.data_dir, vault.resolve(), system_keyring())
@@ -123,8 +124,9 @@ def token_rotate(state: State, vault: Path, config_dir: str) -> None:
     discovery.json)."""
     from engram import config
     from engram.cli.remote import DaemonClient, DaemonUnreachable
+    from engram.secrets import system_keyring
     from engram.server import discovery
-    from engram.server.tokens import TokenStore, system_keyring
+    from engram.server.tokens import TokenStore
 
     root = vault.resolve()
     path = discovery.discovery_path(root, discovery.check_config_dir(config_dir))

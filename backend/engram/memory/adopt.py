@@ -74,8 +74,8 @@ def row_for(
     if written is None:  # never written by Engram here: trust the note, and its file time
         editor = fact.last_edited_by
         changed = max(fact.changed_at, mtime) if editor == "human" else fact.changed_at
-    elif written == doc_hash:
-        editor, changed = "system", fact.changed_at
+    elif written == doc_hash:  # as Engram wrote it (a pulled human edit stays human)
+        editor, changed = fact.last_edited_by, fact.changed_at
     else:
         editor, changed = "human", max(fact.changed_at, mtime)
     return FactRow(

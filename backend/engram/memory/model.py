@@ -143,6 +143,7 @@ class Fact:
     path: str = ""
     access_count: int = 0
     last_access: dt.datetime | None = None
+    sync_status: str | None = None  # from the sync bookkeeping, when the vault syncs
 
     @property
     def tier(self) -> str:
@@ -156,7 +157,10 @@ class Fact:
 
     @property
     def sync_state(self) -> str:
-        """local (never synced), synced, or pending (changed since the last sync)."""
+        """local (never synced), synced, pending (changed since the last sync) or conflict
+        (a conflict copy sync wrote is still there)."""
+        if self.sync_status is not None:
+            return self.sync_status
         if self.convex_id is None or self.vault_synced_at is None:
             return "local"
         return "synced" if self.changed_at <= self.vault_synced_at else "pending"

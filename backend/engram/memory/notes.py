@@ -104,7 +104,7 @@ class Notes:
         try:
             return atomic_write_text(target, (BOM if bom else "") + text, expected)
         except ConflictError:
-            copy = self._conflict_name(rel)
+            copy = self.conflict_name(rel)
             atomic_write_text(self.path(copy), text, "")
             raise NoteConflict(rel, copy) from None
 
@@ -155,7 +155,8 @@ class Notes:
         source.unlink()
         return new_rel
 
-    def _conflict_name(self, rel: str) -> str:
+    def conflict_name(self, rel: str) -> str:
+        """A free `<name> (conflict YYYY-MM-DD HHMMSS).md` beside `rel`."""
         path = PurePosixPath(rel)
         stamp = self.clock().astimezone(dt.UTC).strftime("%Y-%m-%d %H%M%S")
         base = f"{path.stem} (conflict {stamp})"

@@ -22,7 +22,7 @@ from typing import IO, Any
 
 from engram import __version__
 from engram.errors import ConflictError, InvalidInputError
-from engram.server.tokens import write_private
+from engram.secrets import write_private
 
 PROTOCOL = 1
 NAME = "engram"

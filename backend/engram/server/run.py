@@ -19,12 +19,13 @@ from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
 
 from engram.errors import ConflictError
+from engram.secrets import KeyringLike
 from engram.server import discovery
 from engram.server.app import create_app
 from engram.server.discovery import Discovery, IndexLock
 from engram.server.middleware import AccessLogger
 from engram.server.state import Runtime, ServerConfig, now_iso
-from engram.server.tokens import KeyringLike, TokenStore
+from engram.server.tokens import TokenStore
 from engram.service import Engram
 
 log = logging.getLogger("engram.server")

@@ -1,13 +1,16 @@
-"""Deep search for agents: local hybrid recall over facts and notes, fused with the facts in
-Convex when sync is configured (the sync part extends `deep_search`)."""
+"""Deep search for agents: local hybrid recall over facts and notes, fused by reciprocal rank
+with the facts Convex finds when sync is configured (facts found on both sides appear once)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
+from engram.errors import EngramError
 from engram.memory.results import RecallHit
-from engram.service.memory_recall import MemoryRecallMixin
+from engram.search.fusion import RankedList, rrf
+from engram.service.sync import SyncMixin
+from engram.sync.payload import fact_of, remote_fields
 
 LOCAL_ONLY = "local only: sync is not configured"
 
@@ -44,7 +47,7 @@ class DeepSearchResult:
         }
 
 
-class DeepSearchMixin(MemoryRecallMixin):
+class DeepSearchMixin(SyncMixin):
     """deep_search, and the vault a memory call acts on."""
 
     def vault_name(self, vault: str | None = None) -> str:
@@ -54,9 +57,36 @@ class DeepSearchMixin(MemoryRecallMixin):
 
     def deep_search(self, query: str, n: int = 10, vault: str | None = None) -> DeepSearchResult:
         """Facts and notes by local hybrid recall; with sync configured, Convex's facts are
-        fused in by reciprocal rank (without it, the result says it is local only)."""
+        fused in by reciprocal rank (k=60), deduplicated by fact id, each hit saying whether
+        it came from the vault, Convex or both. Convex unreachable: local only, and says so."""
         hits = self.recall(query, n=n, include_notes=True, vault=vault)
-        local = tuple(DeepHit("local", h.score, h) for h in hits)
-        configured = bool(getattr(self, "sync_configured", lambda: False)())
-        notes = () if configured else (LOCAL_ONLY,)
-        return DeepSearchResult(query, ("local",), local, notes)
+        local = {_key(h): h for h in hits}
+        if not self.sync_configured(vault):
+            ranked = [DeepHit("local", h.score, h) for h in hits]
+            return DeepSearchResult(query, ("local",), tuple(ranked), (LOCAL_ONLY,))
+        try:
+            remote = [fact_of(remote_fields(r)) for r in self.cloud_search(query, n, vault)]
+        except EngramError as exc:
+            ranked = [DeepHit("local", h.score, h) for h in hits]
+            note = f"local only: Convex did not answer ({exc.message})"
+            return DeepSearchResult(query, ("local",), tuple(ranked), (note,))
+        cloud = {f"fact:{f.id}": f for f in remote}
+        fused = rrf(
+            [
+                RankedList("local", 1.0, tuple(local)),
+                RankedList("convex", 1.0, tuple(cloud)),
+            ]
+        )
+        out = []
+        for item in fused[:n]:
+            hit = local.get(item.key)
+            if hit is None:
+                fact = cloud[item.key]
+                hit = RecallHit("fact", "", fact.title, 0.0, 0.0, fact.importance, 0.0, fact)
+            source = "both" if len(item.ranks) == 2 else next(iter(item.ranks))
+            out.append(DeepHit(source, item.score, hit))
+        return DeepSearchResult(query, ("local", "convex"), tuple(out))
+
+
+def _key(hit: RecallHit) -> str:
+    return f"fact:{hit.fact.id}" if hit.fact is not None else f"note:{hit.path}"

@@ -23,7 +23,9 @@ from engram.memory.template import TEMPLATE_NAME, templates_folder, write_templa
 from engram.service.retrieval import RetrievalMixin
 from engram.store import admin
 from engram.store import facts as facts_store
+from engram.store import sync as sync_store
 from engram.store.search import content_text
+from engram.sync.outbox import queue_fact
 from engram.vault.fsio import atomic_write_text
 from engram.vault.parse import split_frontmatter
 
@@ -40,6 +42,7 @@ class VaultCtx:
     config_dir: str
     templates: str
     notes: Notes
+    syncing: bool = False  # facts sync with Convex (changes are queued as they are indexed)
 
 
 class MemoryMixin(RetrievalMixin):
@@ -78,7 +81,9 @@ class MemoryMixin(RetrievalMixin):
                 cols = dict(raw.get("collections") or {})
                 cols[name] = {"path": str(root), "pattern": config.DEFAULT_PATTERN}
                 raw["collections"] = cols
-            raw["vaults"] = {**(raw.get("vaults") or {}), name: spec}
+            vaults = dict(raw.get("vaults") or {})
+            vaults[name] = {**(vaults.get(name) or {}), **spec}  # keeps its sync settings
+            raw["vaults"] = vaults
             raw["default_vault"] = name
 
         self.edit_config(change)
@@ -122,7 +127,8 @@ class MemoryMixin(RetrievalMixin):
             )
         root = self.require_collection(v.name).path.resolve()
         folder, _ = templates_folder(root, v.config_dir)
-        return VaultCtx(v.name, root, v.facts_root, v.config_dir, folder, Notes(root, self.clock))
+        notes = Notes(root, self.clock)
+        return VaultCtx(v.name, root, v.facts_root, v.config_dir, folder, notes, v.sync is not None)
 
     def update(
         self,
@@ -187,7 +193,10 @@ class MemoryMixin(RetrievalMixin):
             )
             return None
         written = facts_store.written_hash(conn, doc_id)
-        facts_store.upsert(conn, adopt.row_for(fact, doc_id, row["hash"], mtime, written))
+        fact_row = adopt.row_for(fact, doc_id, row["hash"], mtime, written)
+        facts_store.upsert(conn, fact_row)
+        if v.syncing:
+            queue_fact(conn, v.name, fact, fact_row.last_edited_by)
         return None
 
     def _adopt(self, v: VaultCtx, items: list[tuple[str, str, str, dt.datetime]]) -> None:
@@ -258,7 +267,19 @@ class MemoryMixin(RetrievalMixin):
             updated_at=updated if updated and updated > fact.changed_at else fact.updated_at,
             access_count=int(row["access_count"]),
             last_access=last,
+            sync_status=self._sync_status(v, str(row["id"])),
         )
+
+    def _sync_status(self, v: VaultCtx, fact_id: str) -> str | None:
+        """local / synced / pending / conflict from the sync bookkeeping (None: no sync)."""
+        if not v.syncing:
+            return None
+        conn = self.db.conn
+        if any(v.notes.exists(c) for c in sync_store.conflict_copies(conn, fact_id)):
+            return "conflict"
+        if sync_store.has_pending(conn, fact_id):
+            return "pending"
+        return "synced" if sync_store.agreed(conn, fact_id) is not None else "local"
 
     def fact_get(self, ref: str, vault: str | None = None) -> Fact:
         """One fact by id (or unique id prefix, file name, vault path), as its note says now."""

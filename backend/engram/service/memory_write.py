@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import datetime as dt
+import functools
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import PurePosixPath
@@ -290,19 +292,23 @@ class MemoryWriteMixin(MemoryMixin):
         with self.db.write() as conn:
             facts_store.mark_written(conn, fact_id, sha)
 
-    def _record(self, v: VaultCtx, fact: Fact) -> None:
-        """Keep the ledger line and the daily note of the fact's day in step with it."""
-        day = fact.timestamp.date()
-        obs = ledger.Observation(
-            fact.fact_type, fact.confidence, fact.importance, fact.text, fact.id[:8]
-        )
-        rel = ledger.ledger_path(v.facts_root, day)
+    def _record(self, v: VaultCtx, *facts: Fact) -> None:
+        """Keep the ledger lines and the daily notes of the facts' days in step with them."""
+        days: dict[dt.date, list[Fact]] = {}
+        for fact in facts:
+            days.setdefault(fact.timestamp.date(), []).append(fact)
         touched = set()
-        if v.notes.merge(rel, lambda old: ledger.merge(old, obs, day)) is not None:
-            touched.add(rel)
-        daily_rel, _, changed = self._write_daily(v, day, index=False)
-        if changed:
-            touched.add(daily_rel)
+        for day, group in days.items():
+            obs = [
+                ledger.Observation(f.fact_type, f.confidence, f.importance, f.text, f.id[:8])
+                for f in group
+            ]
+            rel = ledger.ledger_path(v.facts_root, day)
+            if v.notes.merge(rel, functools.partial(_fold, obs=obs, day=day)) is not None:
+                touched.add(rel)
+            daily_rel, _, changed = self._write_daily(v, day, index=False)
+            if changed:
+                touched.add(daily_rel)
         if touched:
             self._index(v, touched)
 
@@ -318,6 +324,13 @@ class MemoryWriteMixin(MemoryMixin):
             (v.facts_root + "/", v.templates + "/"),
         ).link(text)
         return link.text, tuple(dict.fromkeys(x.target for x in link.links))
+
+
+def _fold(old: str | None, obs: list[ledger.Observation], day: dt.date) -> str:
+    text = old
+    for one in obs:
+        text = ledger.merge(text, one, day)
+    return text or ""
 
 
 def _set_state(state: str) -> Callable[[Fact], Fact]:

@@ -116,12 +116,7 @@ def delete_doc(conn: Any, doc_id: int) -> None:
 
 def mark_written(conn: Any, fact_id: str, sha256: str) -> None:
     """Remember the hash Engram wrote, so a later different hash reads as a human edit."""
-    conn.execute(
-        "UPDATE facts SET written_hash = ?, last_edited_by = CASE WHEN"
-        " (SELECT hash FROM documents WHERE id = facts.doc_id) = ? THEN 'system'"
-        " ELSE last_edited_by END WHERE id = ?",
-        (sha256, sha256, fact_id),
-    )
+    conn.execute("UPDATE facts SET written_hash = ? WHERE id = ?", (sha256, fact_id))
 
 
 def written_hash(conn: Any, doc_id: int) -> str | None:

@@ -220,6 +220,70 @@ def m006_drop_links_target_index(conn: Any) -> None:
     conn.execute("DROP INDEX IF EXISTS links_target")
 
 
+def m007_sync(conn: Any) -> None:
+    """Convex sync bookkeeping: what was last agreed per fact, the outbox, the pull cursor
+    and conflicts. A synced fact whose row disappears (its note deleted) queues a delete in
+    the same transaction, whatever deleted it."""
+    _script(
+        conn,
+        """
+        CREATE TABLE sync_state (
+            fact_id TEXT PRIMARY KEY,
+            vault TEXT NOT NULL,
+            version INTEGER NOT NULL,
+            synced_hash TEXT NOT NULL,
+            base TEXT NOT NULL,
+            path TEXT,
+            deleted INTEGER NOT NULL DEFAULT 0,
+            synced_at TEXT NOT NULL
+        );
+        CREATE TABLE sync_outbox (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            vault TEXT NOT NULL,
+            fact_id TEXT NOT NULL,
+            kind TEXT NOT NULL CHECK (kind IN ('upsert', 'delete')),
+            op_id TEXT NOT NULL UNIQUE,
+            payload TEXT,
+            hash TEXT,
+            created_at TEXT NOT NULL,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            last_error TEXT,
+            parked INTEGER NOT NULL DEFAULT 0
+        );
+        CREATE INDEX sync_outbox_fact ON sync_outbox (fact_id, seq);
+        CREATE INDEX sync_outbox_vault ON sync_outbox (vault, parked, seq);
+        CREATE TABLE sync_meta (
+            vault TEXT PRIMARY KEY,
+            cursor TEXT,
+            last_sync TEXT,
+            last_error TEXT
+        );
+        CREATE TABLE sync_conflicts (
+            id INTEGER PRIMARY KEY,
+            vault TEXT NOT NULL,
+            fact_id TEXT NOT NULL,
+            path TEXT NOT NULL,
+            copy TEXT NOT NULL,
+            fields TEXT NOT NULL,
+            at TEXT NOT NULL
+        );
+        """,
+    )
+    # one statement with a `;` inside its body: not through _script's split
+    conn.execute(
+        """
+        CREATE TRIGGER sync_fact_deleted AFTER DELETE ON facts
+        WHEN EXISTS (SELECT 1 FROM sync_state s WHERE s.fact_id = OLD.id AND s.deleted = 0)
+        BEGIN
+            INSERT INTO sync_outbox (vault, fact_id, kind, op_id, created_at)
+            SELECT s.vault, OLD.id, 'delete', lower(hex(randomblob(16))),
+                   strftime('%Y-%m-%dT%H:%M:%SZ', 'now')
+            FROM sync_state s WHERE s.fact_id = OLD.id;
+        END
+        """
+    )
+
+
 MIGRATIONS: list[Callable[[Any], None]] = [
     m001_documents,
     m002_chunks,
@@ -227,6 +291,7 @@ MIGRATIONS: list[Callable[[Any], None]] = [
     m004_facts,
     m005_llm_cache,
     m006_drop_links_target_index,
+    m007_sync,
 ]
 
 

@@ -70,7 +70,7 @@ def test_a_broken_keyring_falls_back_to_the_file(tmp_path: Path) -> None:
 
 
 def test_the_fail_backend_means_no_keyring() -> None:
-    code = "from engram.server.tokens import system_keyring; print(system_keyring() is None)"
+    code = "from engram.secrets import system_keyring; print(system_keyring() is None)"
     env = {**os.environ, "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring"}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert out.stdout.strip() == "True", out.stderr

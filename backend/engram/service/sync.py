@@ -1,0 +1,192 @@
+"""Convex sync for the facade: set up, run, report, and Convex's half of deep search.
+
+Credentials (the deployment's sync token, and a deploy key or user token when the deployment
+wants one) are kept with keyring, else in 0600 files; the config file only holds the URL.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from engram.config import DEFAULT_SYNC_INTERVAL, SyncSettings
+from engram.errors import InvalidInputError, NotFoundError, UnavailableError
+from engram.secrets import KeyringLike, Secret, secret_file
+from engram.service.memory import VaultCtx
+from engram.service.memory_recall import MemoryRecallMixin
+from engram.service.sync_local import VaultSync
+from engram.store import sync as sync_store
+from engram.sync.client import Backoff, ConvexClient
+from engram.sync.engine import SyncEngine, SyncReport
+
+SERVICE = "engram-convex"
+NOT_CONFIGURED = "sync is not configured: run engram sync init --url URL (docs/convex.md)"
+FUNCTIONS = Path(__file__).resolve().parents[3] / "convex"
+
+
+async def _inline(fn: Callable[[], Any]) -> Any:
+    return fn()
+
+
+class SyncMixin(MemoryRecallMixin):
+    """sync init / now / status, and searching the facts in Convex."""
+
+    sync_timeout: float = 15.0
+    sync_backoff: Backoff = Backoff()
+    keyring: KeyringLike | None = None  # set by composition roots; None: 0600 files
+
+    def sync_configured(self, vault: str | None = None) -> bool:
+        """True when the vault's facts sync with Convex."""
+        try:
+            return self._sync_setup(vault) is not None
+        except (NotFoundError, UnavailableError):
+            return False
+
+    def sync_init(
+        self,
+        url: str,
+        token: str,
+        auth: str | None = None,
+        device: str | None = None,
+        interval: int | None = None,
+        vault: str | None = None,
+        check: bool = True,
+    ) -> dict[str, Any]:
+        """Point a vault at a Convex deployment and keep its credentials; `check` first asks
+        the deployment for one change, so a wrong URL, token or missing function is caught
+        now. Existing facts are pushed by the next sync."""
+        v = self._vault(vault)
+        url = url.strip().rstrip("/")
+        if not url.startswith(("https://", "http://")):
+            raise InvalidInputError(f"the deployment URL must start with https:// ({url!r})")
+        if not token.strip():
+            raise InvalidInputError("the sync token is empty (the deployment's ENGRAM_SYNC_TOKEN)")
+        if interval is not None and interval <= 0:
+            raise InvalidInputError("the sync interval must be a positive number of seconds")
+        if check:
+            asyncio.run(self._probe(ConvexClient(url, token.strip(), auth, self.sync_timeout)))
+        self._secret(url, "token").set(token.strip())
+        if auth:
+            self._secret(url, "auth").set(auth.strip())
+        else:
+            self._secret(url, "auth").delete()
+        spec: dict[str, Any] = {
+            "url": url,
+            "device": device or socket.gethostname(),
+            "interval": interval or DEFAULT_SYNC_INTERVAL,
+        }
+
+        def change(raw: dict[str, Any]) -> None:
+            vaults = dict(raw.get("vaults") or {})
+            vaults[v.name] = {**(vaults.get(v.name) or {}), "sync": spec}
+            raw["vaults"] = vaults
+
+        self.edit_config(change)
+        return {
+            "vault": v.name,
+            **spec,
+            "credentials": self._secret(url, "token").kind,
+            "checked": check,
+            "functions": str(FUNCTIONS) if FUNCTIONS.is_dir() else None,
+        }
+
+    def sync_engine(
+        self,
+        vault: str | None = None,
+        run_local: Callable[..., Awaitable[Any]] | None = None,
+    ) -> SyncEngine:
+        """A sync run for a vault; `run_local` runs its index and note work (the daemon
+        passes its writer), inline by default."""
+        v, s = self._require_sync(vault)
+        local = VaultSync(self, v, s.device or socket.gethostname())
+        return SyncEngine(self._client(s), local, run_local or _inline)
+
+    def sync_now(
+        self, vault: str | None = None, push: bool = True, pull: bool = True
+    ) -> SyncReport:
+        """Push the outbox and pull Convex's changes now (blocking)."""
+        return asyncio.run(self.sync_engine(vault).run(push=push, pull=pull))
+
+    def sync_status(self, vault: str | None = None) -> dict[str, Any]:
+        """Configured?, pending ops, parked errors, conflicts, last sync and last error."""
+        try:
+            found = self._sync_setup(vault)
+        except NotFoundError as exc:
+            found, reason = None, exc.message
+        else:
+            reason = NOT_CONFIGURED
+        if found is None:
+            return {
+                "configured": False,
+                "state": "off",
+                "pending": 0,
+                "lastSync": None,
+                "reason": reason,
+            }
+        v, s = found
+        conn = self.db.conn
+        meta = sync_store.meta(conn, v.name)
+        return {
+            "configured": True,
+            "state": "error" if meta["last_error"] else "idle",
+            "vault": v.name,
+            "url": s.url,
+            "device": s.device,
+            "interval": s.interval,
+            "pending": sync_store.count_pending(conn, v.name),
+            "parked": [
+                {"factId": op.fact_id, "kind": op.kind, "error": op.last_error}
+                for op in sync_store.parked(conn, v.name)
+            ],
+            "conflicts": [
+                c for c in sync_store.conflicts(conn, v.name) if v.notes.exists(c["copy"])
+            ],
+            "lastSync": meta["last_sync"],
+            "lastError": meta["last_error"],
+            "cursor": meta["cursor"],
+        }
+
+    def cloud_search(self, query: str, n: int = 10, vault: str | None = None) -> list[Any]:
+        """Live facts in Convex matching `query`, best first (deep search's cloud half)."""
+        _, s = self._require_sync(vault)
+        client = self._client(s)
+
+        async def search() -> list[Any]:
+            async with client:
+                found = await client.query("facts:search", {"query": query, "limit": n})
+            return list(found or [])
+
+        return asyncio.run(search())
+
+    def _sync_setup(self, vault: str | None) -> tuple[VaultCtx, SyncSettings] | None:
+        v = self._vault(vault)
+        spec = self.settings.vault(v.name)
+        return None if spec is None or spec.sync is None else (v, spec.sync)
+
+    def _require_sync(self, vault: str | None) -> tuple[VaultCtx, SyncSettings]:
+        found = self._sync_setup(vault)
+        if found is None:
+            raise UnavailableError(NOT_CONFIGURED)
+        return found
+
+    def _client(self, s: SyncSettings) -> ConvexClient:
+        token = self._secret(s.url, "token").get()
+        if token is None:
+            raise UnavailableError(
+                f"no sync token stored for {s.url}", "run engram sync init --url URL again"
+            )
+        auth = self._secret(s.url, "auth").get()
+        return ConvexClient(s.url, token, auth, self.sync_timeout, self.sync_backoff)
+
+    def _secret(self, url: str, which: str) -> Secret:
+        account = f"{url}#{which}"
+        folder = self.settings.data_dir / "secrets"
+        return Secret(SERVICE, account, secret_file(folder, account, ".secret"), self.keyring)
+
+    @staticmethod
+    async def _probe(client: ConvexClient) -> None:
+        async with client:
+            await client.query("facts:listChangedSince", {"cursor": None, "limit": 1}, False)

@@ -1,0 +1,360 @@
+"""The vault half of Convex sync for one vault: the outbox, and bringing fact notes in step
+with remote changes.
+
+Rules (docs/convex.md "How conflicts resolve"): a note unchanged since the last sync takes
+the remote version; a local edit with no remote change is pushed; both changed → three-way
+merge against the last synced version, and when the same field changed apart, the remote
+version goes into the note and the local one into a conflict copy beside it (nothing is
+lost, every replica converges). A tombstone archives the note, never deletes it. Every
+write names the hash of the note it read; if a person saves in between, the decision is
+made again on what they saved.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import replace
+from pathlib import PurePosixPath
+from typing import TYPE_CHECKING, Any
+
+from engram.errors import ConflictError
+from engram.memory import format as fmt
+from engram.memory import props
+from engram.memory.model import Fact, file_name, folder_for, iso
+from engram.memory.notes import BOM
+from engram.store import facts as facts_store
+from engram.store import sync as sync_store
+from engram.store.search import content_text
+from engram.store.sync import Op
+from engram.sync.outbox import queue_fact
+from engram.sync.payload import content_hash, fact_of, merge, normalized, payload_of, remote_fields
+from engram.vault.fsio import atomic_write_text
+from engram.vault.parse import split_frontmatter
+
+if TYPE_CHECKING:
+    from engram.service.memory import VaultCtx
+    from engram.service.memory_write import MemoryWriteMixin
+
+RACE_ATTEMPTS = 3
+ARCHIVED = ("archived", "pruned")
+
+
+class _Raced(Exception):
+    """The note changed between reading and writing it: decide again."""
+
+
+class VaultSync:
+    """`LocalSide` of the sync engine for one vault (blocking calls on the index and notes)."""
+
+    def __init__(self, eng: MemoryWriteMixin, v: VaultCtx, device: str) -> None:
+        self.eng = eng
+        self.v = v
+        self.device = device
+
+    @property
+    def conn(self) -> Any:
+        return self.eng.db.conn
+
+    def _now(self) -> str:
+        return iso(self.eng.clock())
+
+    # -- push ---------------------------------------------------------------------------
+
+    def prepare(self) -> None:
+        """Queue fact notes that never synced (written before sync was set up)."""
+        with self.eng.db.write() as conn:
+            for row in sync_store.unsynced_facts(conn, self.v.name):
+                fact = self._indexed(conn, row)
+                if fact.id:
+                    queue_fact(conn, self.v.name, fact, row["last_edited_by"])
+
+    def outbox(self, limit: int) -> list[Op]:
+        """Ops to send, oldest first."""
+        return sync_store.pending(self.conn, self.v.name, limit)
+
+    def attempt(self, op: Op) -> None:
+        """The op is about to be sent: its id and payload are fixed from now on."""
+        with self.eng.db.write() as conn:
+            sync_store.attempted(conn, op.seq, None)
+
+    def base_version(self, fact_id: str) -> int:
+        """The version both sides last agreed on (0: Convex must not have the fact)."""
+        state = sync_store.agreed(self.conn, fact_id)
+        return state.version if state else 0
+
+    def delete_wanted(self, op: Op) -> bool:
+        """A queued delete still stands: the fact is not back and its note is really gone
+        (not moved, not merely unreadable, not in a collection that was just removed)."""
+        if facts_store.by_id(self.conn, op.fact_id) is not None:
+            return False
+        state = sync_store.agreed(self.conn, op.fact_id)
+        return not (state and state.path and self.v.notes.exists(state.path))
+
+    def acknowledged(self, op: Op, result: dict[str, Any]) -> dict[str, int]:
+        """Convex accepted the op (or it was moot): record the new agreed state."""
+        status = result.get("status")
+        with self.eng.db.write() as conn:
+            state = sync_store.agreed(conn, op.fact_id)
+            version = _version(result, state.version if state else 0)
+            if status != "moot" and op.kind == "delete":
+                sync_store.set_agreed(
+                    conn,
+                    self.v.name,
+                    op.fact_id,
+                    version,
+                    state.synced_hash if state else "",
+                    state.base if state else {},
+                    None,
+                    True,
+                    self._now(),
+                )
+            elif status != "moot" and op.payload is not None and op.hash is not None:
+                row = facts_store.by_id(conn, op.fact_id)
+                path = str(row["path"]) if row is not None else None
+                sync_store.set_agreed(
+                    conn,
+                    self.v.name,
+                    op.fact_id,
+                    version,
+                    op.hash,
+                    op.payload,
+                    path,
+                    False,
+                    self._now(),
+                )
+            sync_store.done(conn, op.seq)
+        if status == "moot":
+            return {}
+        if op.kind == "delete":
+            return {"deleted": 1}
+        return {"pushed": 1} if result.get("changed", True) else {"unchanged": 1}
+
+    def conflict(self, op: Op, current: dict[str, Any] | None) -> dict[str, int]:
+        """Convex has another version than the one we last agreed on (the op id is spent):
+        merge it in, then queue whatever the note still says that Convex lacks."""
+        with self.eng.db.write() as conn:
+            sync_store.done(conn, op.seq)
+            sync_store.drop_unsent(conn, op.fact_id)
+            if current is None:  # Convex lost it (a new deployment?): start this fact over
+                sync_store.forget(conn, op.fact_id)
+        counts = {} if current is None else self._reconcile(current, pushing=True)
+        self._requeue(op)
+        return counts
+
+    def park(self, op: Op, error: str) -> None:
+        """Keep a refused op aside (shown by `engram sync status`)."""
+        with self.eng.db.write() as conn:
+            sync_store.park(conn, op.seq, error)
+
+    def _requeue(self, op: Op) -> None:
+        with self.eng.db.write() as conn:
+            row = facts_store.by_id(conn, op.fact_id)
+            if row is not None:
+                queue_fact(conn, self.v.name, self._indexed(conn, row), row["last_edited_by"])
+            elif op.payload is not None and sync_store.agreed(conn, op.fact_id) is None:
+                # the note is gone but Convex never kept it: send what we had
+                sync_store.enqueue_upsert(
+                    conn, self.v.name, op.fact_id, op.payload, str(op.hash), self._now()
+                )
+
+    # -- pull ---------------------------------------------------------------------------
+
+    def cursor(self) -> str | None:
+        """Where the last pull stopped."""
+        return sync_store.cursor(self.conn, self.v.name)
+
+    def apply(self, changes: list[dict[str, Any]], next_cursor: str) -> dict[str, int]:
+        """Apply a page of remote changes, then move the cursor past it."""
+        counts: Counter[str] = Counter(pulled=len(changes))
+        applied: list[Fact] = []
+        for change in changes:
+            counts.update(self._reconcile(change, pushing=False, applied=applied))
+        with self.eng.db.write() as conn:
+            sync_store.set_cursor(conn, self.v.name, next_cursor or None)
+        if applied:
+            self.eng._record(self.v, *applied)
+        return dict(counts)
+
+    def finish(self, error: str | None) -> None:
+        """Record the end of a run."""
+        with self.eng.db.write() as conn:
+            sync_store.finish(conn, self.v.name, None if error else self._now(), error)
+
+    def _reconcile(
+        self, remote: dict[str, Any], pushing: bool, applied: list[Fact] | None = None
+    ) -> dict[str, int]:
+        for _ in range(RACE_ATTEMPTS):
+            try:
+                return self._reconcile_once(remote, pushing, [] if applied is None else applied)
+            except _Raced:
+                continue
+        # a person keeps saving this note: their edit is queued and will meet this
+        # remote version as a conflict on push
+        return {"skipped": 1}
+
+    def _reconcile_once(
+        self, remote: dict[str, Any], pushing: bool, applied: list[Fact]
+    ) -> dict[str, int]:
+        conn, v = self.conn, self.v
+        fid = str(remote.get("externalId") or "")
+        version = _version(remote, 0)
+        state = sync_store.agreed(conn, fid)
+        if not fid:
+            return {"skipped": 1}
+        if not pushing and (
+            (state is not None and state.version >= version) or sync_store.has_pending(conn, fid)
+        ):
+            return {}  # our own write coming back, or a push will merge it
+        theirs = normalized(remote_fields(remote))
+        theirs_hash = content_hash(theirs)
+        tomb = remote.get("deletedAt") is not None
+        row = facts_store.by_id(conn, fid)
+        if row is not None and row["collection"] != v.name:
+            return {"skipped": 1}
+        if row is None:
+            if tomb:
+                self._agree(fid, version, theirs_hash, theirs, state.path if state else None, True)
+                return {}
+            applied.append(self._create(fid, theirs, version, theirs_hash))
+            return {"created": 1}
+        rel = str(row["path"])
+        note = v.notes.read(rel)
+        if note is None:  # the index is behind the files: catch up, then decide again
+            self.eng._index(v, {rel})
+            raise _Raced
+        data, body = props.read(note.text)
+        if data is None:  # unreadable frontmatter: keep the person's note, save theirs beside
+            copy = self._copy(rel, fmt.render(fact_of(theirs)), False)
+            self._agree(fid, version, theirs_hash, theirs, rel, tomb)
+            self._conflict(fid, rel, copy, ["frontmatter"])
+            return {"conflicts": 1}
+        local_fact = fmt.from_props(data, body, rel)
+        mine = payload_of(local_fact, _editor(row, note.sha256))
+        mine_hash = content_hash(mine)
+        if tomb:
+            archived = (
+                mine
+                if mine["lifecycleState"] in ARCHIVED
+                else {
+                    **mine,
+                    "lifecycleState": "archived",
+                }
+            )
+            archived = normalized(archived)
+            self._apply(fid, rel, note, data, archived, version, content_hash(archived), True)
+            return {"archived": 1}
+        if mine_hash == theirs_hash:
+            self._agree(fid, version, theirs_hash, theirs, rel)
+            return {}
+        if state is not None and mine_hash == state.synced_hash:  # only Convex changed
+            applied.append(self._apply(fid, rel, note, data, theirs, version, theirs_hash))
+            return {"updated": 1}
+        result = merge(state.base if state else None, mine, theirs)
+        if result.payload is not None:  # merged note; the index queues it for Convex
+            merged = normalized(result.payload)
+            applied.append(self._apply(fid, rel, note, data, merged, version, theirs_hash))
+            return {"merged": 1, "updated": 1}
+        copy = self._copy(rel, note.text, note.bom)
+        try:
+            applied.append(self._apply(fid, rel, note, data, theirs, version, theirs_hash))
+        except _Raced:
+            v.notes.path(copy).unlink(missing_ok=True)
+            raise
+        self._conflict(fid, rel, copy, list(result.conflicts))
+        return {"conflicts": 1, "updated": 1}
+
+    def _apply(
+        self,
+        fid: str,
+        rel: str,
+        note: Any,
+        data: dict[str, Any],
+        payload: dict[str, Any],
+        version: int,
+        agreed_hash: str,
+        deleted: bool = False,
+    ) -> Fact:
+        """Make an existing note say `payload` (its other properties and bytes kept), move it
+        to its type's folder if its type changed, record the agreed state and index it."""
+        fact = fact_of(payload, rel)
+        text = props.edit(note.text, fmt.changes_for(fact, data))
+        if fact.text != fmt.from_props(data, props.read(note.text)[1]).text:
+            text = fmt.with_body(text, fact.text)
+        sha = note.sha256
+        if text != note.text:
+            try:
+                sha = atomic_write_text(
+                    self.v.notes.path(rel), (BOM if note.bom else "") + text, note.sha256
+                )
+            except ConflictError:
+                raise _Raced from None
+        where = rel
+        old_type = fmt.fact_type(data.get("factType", data.get("type")))
+        folder = str(PurePosixPath(rel).parent)
+        if fact.fact_type != old_type and folder == folder_for(old_type, self.v.facts_root):
+            new_folder = folder_for(fact.fact_type, self.v.facts_root)
+            where = self.v.notes.move(rel, f"{new_folder}/{PurePosixPath(rel).name}", sha)
+        self._agree(fid, version, agreed_hash, payload, where, deleted)
+        self.eng._commit(self.v, {rel, where}, fid, sha)
+        return replace(fact, path=where)
+
+    def _create(self, fid: str, payload: dict[str, Any], version: int, digest: str) -> Fact:
+        """A note for a fact this vault has not seen (or deleted after Convex changed it)."""
+        fact = fact_of(payload)
+        folder = folder_for(fact.fact_type, self.v.facts_root)
+        rel = self.v.notes.free_name(folder, file_name(fact.title, fid))
+        try:
+            sha = atomic_write_text(self.v.notes.path(rel), fmt.render(fact), "")
+        except ConflictError:
+            raise _Raced from None
+        self._agree(fid, version, digest, payload, rel)
+        self.eng._commit(self.v, {rel}, fid, sha)
+        return replace(fact, path=rel)
+
+    def _agree(
+        self,
+        fid: str,
+        version: int,
+        digest: str,
+        payload: dict[str, Any],
+        path: str | None,
+        deleted: bool = False,
+    ) -> None:
+        with self.eng.db.write() as conn:
+            sync_store.set_agreed(
+                conn, self.v.name, fid, version, digest, payload, path, deleted, self._now()
+            )
+
+    def _copy(self, rel: str, text: str, bom: bool) -> str:
+        """Save a version beside the note as `<name> (conflict ...).md`."""
+        copy = self.v.notes.conflict_name(rel)
+        atomic_write_text(self.v.notes.path(copy), (BOM if bom else "") + text, "")
+        return copy
+
+    def _conflict(self, fid: str, rel: str, copy: str, fields: list[str]) -> None:
+        with self.eng.db.write() as conn:
+            sync_store.add_conflict(conn, self.v.name, fid, rel, copy, fields, self._now())
+
+    def _indexed(self, conn: Any, row: Any) -> Fact:
+        """The fact as the index read its note (what `update` queues)."""
+        data = json.loads(row["frontmatter"] or "{}")
+        body = split_frontmatter(content_text(conn, row["hash"]) or "")[1]
+        return fmt.from_props(data, body, str(row["path"]))
+
+
+def _version(value: dict[str, Any], default: int) -> int:
+    raw = value.get("version")
+    try:
+        return int(float(raw)) if raw is not None else default
+    except (TypeError, ValueError):
+        return default
+
+
+def _editor(row: Any, sha: str) -> str | None:
+    """Who last changed a note with this hash, as the index would say (None: the note's
+    own `lastEditedBy`)."""
+    written = row["written_hash"]
+    if written is None:
+        return None
+    return "system" if written == sha else "human"
