@@ -51,6 +51,18 @@ TOOLS = {
     "note_link",
 }
 
+# Every tool that writes, with its (destructiveHint, idempotentHint); the rest are read-only.
+WRITERS = {
+    "memory_store_fact": (False, False),
+    "memory_checkpoint": (False, False),
+    "memory_end_session": (False, False),
+    "note_create": (False, True),
+    "note_edit": (True, False),
+    "note_move": (True, False),
+    "note_delete": (True, False),
+    "note_link": (False, True),
+}
+
 
 @pytest.fixture
 def vault(xdg: dict[str, str], tiny: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
@@ -116,8 +128,15 @@ async def test_tools_are_listed_with_schemas_written_for_agents(
         for name, prop in schema["properties"].items():
             assert prop.get("description"), f"{tool.name}.{name}"
         assert tool.annotations is not None
-    writers = {t.name for t in listed if not t.annotations.read_only_hint}
-    assert writers == {"memory_store_fact", "memory_checkpoint", "memory_end_session"}
+    hints = {
+        t.name: (t.annotations.destructive_hint, t.annotations.idempotent_hint)
+        for t in listed
+        if not t.annotations.read_only_hint
+    }
+    assert hints == WRITERS  # (destructive, idempotent) of every tool that writes
+    for t in listed:
+        if t.annotations.read_only_hint:
+            assert t.annotations.destructive_hint is False, t.name
     assert status["mcp"] == {"vault": "Brewline", "agent": "test-agent"}
     assert status["servedBy"] == {"daemon": False}
     assert status["collections"][0]["documents"] >= 10

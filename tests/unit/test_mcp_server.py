@@ -133,6 +133,21 @@ def test_every_tool_schema_is_valid_and_described() -> None:
         assert all(p.get("description") for p in tool.schema["properties"].values()), tool.name
 
 
+def test_writing_tools_say_so_in_their_hints() -> None:
+    from engram.mcp_server.app import listed
+
+    hints = {t.name: listed(t).annotations for t in TOOLS}
+    for name in ("note_create", "note_edit", "note_move", "note_delete", "note_link"):
+        assert hints[name] is not None and hints[name].read_only_hint is False, name
+    assert {n for n, h in hints.items() if h and h.destructive_hint} == {
+        "note_edit",
+        "note_move",
+        "note_delete",
+    }
+    for tool in TOOLS:  # a read-only tool cannot claim to destroy anything
+        assert not (tool.read_only and (tool.destructive or tool.idempotent)), tool.name
+
+
 def test_arguments_get_their_defaults() -> None:
     args = check_arguments(TOOL["search"], {"query": "x"})
     assert args["limit"] == 10 and args["min_score"] == 0.0 and args["filters"] is None

@@ -43,8 +43,8 @@ def listed(tool: Tool) -> types.Tool:
         annotations=types.ToolAnnotations(
             title=tool.title,
             read_only_hint=tool.read_only,
-            destructive_hint=False,
-            idempotent_hint=tool.read_only,
+            destructive_hint=tool.destructive and not tool.read_only,
+            idempotent_hint=tool.read_only or tool.idempotent,
             open_world_hint=False,
         ),
     )

@@ -18,7 +18,12 @@ Run = Callable[["Gateway", dict[str, Any]], Awaitable[str]]
 
 @dataclass(frozen=True)
 class Tool:
-    """One MCP tool: what the agent sees (name, title, description, schema) and the code."""
+    """One MCP tool: what the agent sees (name, title, description, schema), the code, and
+    the behaviour hints hosts use to decide what needs the user's confirmation.
+
+    `read_only`: changes nothing. `destructive`: may overwrite, move or remove what exists
+    (False: only adds). `idempotent`: repeating a successful call with the same arguments
+    changes nothing more. The last two only mean something for a tool that writes."""
 
     name: str
     title: str
@@ -26,6 +31,8 @@ class Tool:
     schema: Mapping[str, Any]
     run: Run
     read_only: bool = True
+    destructive: bool = False
+    idempotent: bool = False
 
 
 def obj(required: Sequence[str] = (), /, **props: dict[str, Any]) -> dict[str, Any]:

@@ -3,6 +3,11 @@
 Every tool takes `dry_run` (returns the unified diff of every file it would touch and changes
 nothing) and, for existing notes, `expected_hash` (the hash or #docid the agent saw: a note
 changed since is refused, never overwritten). Writes are atomic and indexed at once.
+
+Hints for hosts: none is read-only; edit, move and delete are destructive. Only create and
+link are idempotent: a repeated append appends again, and a repeated move or delete may act
+on another note, since a note named by title or alias can name a different file once the
+first one is gone.
 """
 
 from __future__ import annotations
@@ -140,6 +145,8 @@ TOOLS = (
             max_chars=s.max_chars(),
         ),
         create,
+        read_only=False,
+        idempotent=True,  # never overwrites: a repeat finds the note there and changes nothing
     ),
     Tool(
         "note_edit",
@@ -171,6 +178,8 @@ TOOLS = (
             max_chars=s.max_chars(),
         ),
         edit,
+        read_only=False,
+        destructive=True,  # replaces sections and text, removes properties
     ),
     Tool(
         "note_move",
@@ -190,6 +199,8 @@ TOOLS = (
             max_chars=s.max_chars(),
         ),
         move,
+        read_only=False,
+        destructive=True,  # the old path disappears and other notes are rewritten
     ),
     Tool(
         "note_delete",
@@ -205,6 +216,8 @@ TOOLS = (
             max_chars=s.max_chars(),
         ),
         delete,
+        read_only=False,
+        destructive=True,  # recoverable from .trash/, but the note leaves the vault
     ),
     Tool(
         "note_link",
@@ -223,5 +236,7 @@ TOOLS = (
             max_chars=s.max_chars(),
         ),
         link,
+        read_only=False,
+        idempotent=True,  # a section that already links to the target is left alone
     ),
 )
