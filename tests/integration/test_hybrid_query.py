@@ -72,6 +72,14 @@ def test_filters_apply_inside_every_list(hybrid: Engram) -> None:
     assert {r.path for r in got} == {"People/Ana Ruiz.md", "People/Kenji Sato.md"}
 
 
+def test_a_filter_leaving_one_passage_keeps_its_vector_hit(hybrid: Engram) -> None:
+    # one note, one chunk passes: the vector list must still find it (no keyword matches)
+    run = hybrid.query_run("espresso path:People/Ana", n=5, explain=True, expand=False)
+    assert [r.path for r in run.results] == ["People/Ana Ruiz.md"]
+    explain = run.results[0].explain
+    assert explain is not None and list(explain["lists"]) == ["vec:original"]
+
+
 def test_candidate_limit_bounds_reranking(hybrid: Engram) -> None:
     run = hybrid.query_run("coffee", n=10, candidate_limit=3, explain=True)
     reranked = [r for r in run.results if r.explain and r.explain["rerank"] is not None]

@@ -53,6 +53,37 @@ def test_vsearch_filters_apply_inside_retrieval(example: Engram) -> None:
     )
 
 
+@pytest.mark.parametrize(
+    "flt", ["path:People/Ana", "path:Reference/Cupping", 'role:"Head of Growth"']
+)
+def test_a_filter_leaving_one_passage_finds_it(example: Engram, flt: str) -> None:
+    """sqlite-vec applied a one-value `rowid IN (x)` after the KNN: such filters found nothing."""
+    example.embed()
+    allowed = vectors.allowed_vectors(example.db.conn, example.parse(flt).filters)
+    assert len(allowed) == 1  # the case under test: exactly one passage passes the filter
+    got = example.vsearch(f"espresso coffee {flt}", n=5)
+    assert len(got) == 1 and got[0].path.startswith(("People/Ana", "Reference/Cupping"))
+
+
+def test_knn_among_allowed_ids_is_exact(example: Engram) -> None:
+    import numpy as np
+
+    example.embed()
+    conn = example.db.conn
+    query = np.asarray(example.embedder().embed_query("espresso"), dtype=np.float32).tobytes()
+    ranked = [vid for vid, _ in vectors.knn(conn, query, vectors.vector_count(conn))]
+    far, near = ranked[-1], ranked[0]
+    for allowed, k, want in [
+        ([far], 1, [far]),
+        ([far], 5, [far]),
+        ([far, far], 1, [far]),
+        ([far, near], 2, [near, far]),
+        ([far, near], 1, [near]),
+        (ranked, 3, ranked[:3]),
+    ]:
+        assert [vid for vid, _ in vectors.knn(conn, query, k, allowed)] == want, allowed
+
+
 def test_chunks_returns_several_passages(example: Engram) -> None:
     example.embed()
     hit = example.vsearch("We decided on the tiered model with three plans", n=1, chunks=True)[0]

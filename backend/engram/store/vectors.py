@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -126,14 +127,21 @@ def store_vectors(conn: Any, items: Sequence[tuple[str, bytes]]) -> None:
 def knn(
     conn: Any, query: bytes, k: int, allowed: Sequence[int] | None = None
 ) -> list[tuple[int, float]]:
-    """The k nearest vectors (vector id, cosine distance), optionally among `allowed` ids."""
+    """The k nearest vectors (vector id, cosine distance), optionally among `allowed` ids.
+
+    The allowed ids travel as one JSON array read by `json_each`: sqlite-vec then restricts
+    the scan to them before choosing the k nearest. A literal `rowid IN (?, ...)` list is not
+    safe: SQLite rewrites a one-value list into `rowid = ?`, which sqlite-vec 0.1.9 applies
+    after the KNN, so a filter leaving a single vector found nothing (and long lists hit
+    SQLite's variable limit).
+    """
     sql = f"SELECT rowid, distance FROM {VECTOR_TABLE} WHERE embedding MATCH ? AND k = ?"
     params: list[Any] = [query, k]
     if allowed is not None:
         if not allowed:
             return []
-        sql += f" AND rowid IN ({','.join('?' * len(allowed))})"
-        params += list(allowed)
+        sql += " AND rowid IN (SELECT value FROM json_each(?))"
+        params.append(json.dumps([int(v) for v in allowed]))
     return [(int(r[0]), float(r[1])) for r in conn.execute(sql, params)]
 
 
