@@ -10,4 +10,5 @@ from engram.cli import (  # noqa: F401
     semantic_cmds,
     serve_cmds,
     session_cmds,
+    sync_cmds,
 )

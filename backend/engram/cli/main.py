@@ -29,10 +29,12 @@ class State:
         """The facade, built on first use (keeps `--help` free of heavy imports)."""
         if self._engram is None:
             from engram import config
+            from engram.secrets import system_keyring
             from engram.service import Engram
 
             settings = config.resolve(os.environ, index=self.index, config_file=self.config_file)
             self._engram = Engram(settings)
+            self._engram.keyring_source = system_keyring  # looked up only when sync needs it
         return self._engram
 
     def close(self) -> None:

@@ -20,10 +20,12 @@ from engram.server.state import (
     JOBS,
     READER,
     RUNTIME,
+    SYNC,
     WATCHER,
     Runtime,
     ServerConfig,
 )
+from engram.server.sync_task import SyncLoop
 from engram.server.watcher import Watcher
 from engram.service import Engram
 
@@ -47,9 +49,11 @@ def create_app(engram: Engram, config: ServerConfig, runtime: Runtime) -> web.Ap
         if config.watch
         else None
     )
+    app[SYNC] = SyncLoop(engram, config.collection, jobs)
     app.cleanup_ctx.append(_readers)
     app.cleanup_ctx.append(_jobs)
     app.cleanup_ctx.append(_watcher)
+    app.cleanup_ctx.append(_sync)
     app.add_routes(routes.routes)
     app.add_routes(routes_memory.routes)
     app.add_routes(routes_notes.routes)
@@ -69,6 +73,13 @@ async def _jobs(app: web.Application) -> AsyncIterator[None]:
         jobs.submit(None, "startup")
     yield
     await jobs.close()
+
+
+async def _sync(app: web.Application) -> AsyncIterator[None]:
+    if app[CONFIG].sync:
+        app[SYNC].start()
+    yield
+    await app[SYNC].close()
 
 
 async def _watcher(app: web.Application) -> AsyncIterator[None]:

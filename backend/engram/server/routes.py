@@ -22,6 +22,7 @@ from engram.server.state import (
     ENGRAM,
     JOBS,
     RUNTIME,
+    SYNC,
     WATCHER,
     ActiveNote,
     in_reader,
@@ -65,11 +66,7 @@ async def status(request: web.Request) -> web.Response:
     indexing["lastUpdate"] = info["index"].get("lastUpdate")
     models = await in_reader(app, engram.model_status)
     memory = engram.settings.vault(cfg.collection)
-    sync = (
-        await in_reader(app, engram.sync_status)
-        if hasattr(engram, "sync_status")
-        else {"configured": False, "state": "off", "pending": 0, "lastSync": None}
-    )
+    sync = app[SYNC].status(await in_reader(app, engram.sync_status, cfg.collection))
     return web.json_response(
         {
             "version": __version__,

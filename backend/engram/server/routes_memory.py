@@ -12,7 +12,7 @@ from aiohttp import web
 from engram.errors import InvalidInputError, UnavailableError
 from engram.server import validate as v
 from engram.server.routes import note_rel
-from engram.server.state import CONFIG, ENGRAM, JOBS, in_reader
+from engram.server.state import CONFIG, ENGRAM, JOBS, SYNC, in_reader
 
 routes = web.RouteTableDef()
 FACT_ID = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
@@ -233,14 +233,14 @@ async def neighbors(request: web.Request) -> web.Response:
 
 @routes.post("/v1/sync")
 async def sync_now(request: web.Request) -> web.Response:
-    """Push and pull facts with Convex now."""
-    await v.json_body(request, allow_empty=True)
-    engram = request.app[ENGRAM]
-    status = getattr(engram, "sync_status", None)
-    state = await in_reader(request.app, status) if status is not None else {}
-    if not state.get("configured") or not hasattr(engram, "sync_now"):
-        raise UnavailableError(
-            state.get("reason")
-            or "sync is not configured: set the Convex deployment URL (see docs/convex.md)"
-        )
-    return web.json_response(jsonable(await request.app[JOBS].write(engram.sync_now)))
+    """Push and pull facts with Convex now (waits for a run already going)."""
+    body = await v.json_body(request, allow_empty=True)
+    push, pull = v.flag(body, "push", True), v.flag(body, "pull", True)
+    if not (push or pull):
+        raise InvalidInputError("nothing to do: push and pull are both false")
+    app = request.app
+    state = await in_reader(app, app[ENGRAM].sync_status, app[CONFIG].collection)
+    if not state["configured"]:
+        raise UnavailableError(state["reason"])
+    report = await app[SYNC].run_now(push=push, pull=pull)
+    return web.json_response({"report": report.to_dict(), "summary": report.summary()})

@@ -17,6 +17,7 @@ from engram.service import Engram
 
 if TYPE_CHECKING:
     from engram.server.jobs import JobRunner
+    from engram.server.sync_task import SyncLoop
     from engram.server.tokens import TokenStore
     from engram.server.watcher import Watcher
 
@@ -33,6 +34,7 @@ class ServerConfig:
     config_dir: str = ".obsidian"
     watch: bool = True
     index_on_start: bool = True
+    sync: bool = True  # run Convex sync in the background when the vault has it set up
     debounce: float = 2.0
     max_body: int = MAX_BODY
     readers: int = 4
@@ -95,6 +97,7 @@ RUNTIME = web.AppKey("runtime", Runtime)
 READER = web.AppKey("reader", ThreadPoolExecutor)
 JOBS: web.AppKey[JobRunner] = web.AppKey("jobs")
 WATCHER: web.AppKey[Watcher | None] = web.AppKey("watcher")
+SYNC: web.AppKey[SyncLoop] = web.AppKey("sync")
 
 
 async def in_reader(app: web.Application, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:

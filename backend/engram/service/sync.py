@@ -14,13 +14,16 @@ from typing import Any
 
 from engram.config import DEFAULT_SYNC_INTERVAL, SyncSettings
 from engram.errors import InvalidInputError, NotFoundError, UnavailableError
+from engram.memory.model import LIFECYCLE_STATES
 from engram.secrets import KeyringLike, Secret, secret_file
 from engram.service.memory import VaultCtx
 from engram.service.memory_recall import MemoryRecallMixin
-from engram.service.sync_local import VaultSync
+from engram.service.sync_local import VaultSync, indexed_fact
+from engram.store import facts as facts_store
 from engram.store import sync as sync_store
 from engram.sync.client import Backoff, ConvexClient
 from engram.sync.engine import SyncEngine, SyncReport
+from engram.sync.payload import content_hash, normalized, payload_of, remote_fields
 
 SERVICE = "engram-convex"
 NOT_CONFIGURED = "sync is not configured: run engram sync init --url URL (docs/convex.md)"
@@ -36,7 +39,9 @@ class SyncMixin(MemoryRecallMixin):
 
     sync_timeout: float = 15.0
     sync_backoff: Backoff = Backoff()
-    keyring: KeyringLike | None = None  # set by composition roots; None: 0600 files
+    # the platform keyring, asked for on first use (composition roots set it; without one,
+    # credentials go to 0600 files)
+    keyring_source: Callable[[], KeyringLike | None] = staticmethod(lambda: None)
 
     def sync_configured(self, vault: str | None = None) -> bool:
         """True when the vault's facts sync with Convex."""
@@ -149,6 +154,68 @@ class SyncMixin(MemoryRecallMixin):
             "cursor": meta["cursor"],
         }
 
+    def sync_pending(self, vault: str | None = None) -> int:
+        """How many ops wait to be sent (0 when sync is not configured)."""
+        try:
+            found = self._sync_setup(vault)
+        except NotFoundError:
+            return 0
+        return 0 if found is None else sync_store.count_pending(self.db.conn, found[0].name)
+
+    def sync_check(self, vault: str | None = None) -> dict[str, Any]:
+        """Compare every fact note with Convex, changing nothing: which agree, which differ,
+        which exist on one side only. In step when nothing differs and nothing waits."""
+        v, s = self._require_sync(vault)
+        client = self._client(s)
+
+        async def everything() -> list[dict[str, Any]]:
+            docs: list[dict[str, Any]] = []
+            cursor: str | None = None
+            async with client:
+                while True:
+                    page = await client.query(
+                        "facts:listChangedSince", {"cursor": cursor, "limit": 500}
+                    )
+                    docs += page.get("changes") or []
+                    cursor = page.get("nextCursor") or cursor
+                    if page.get("isDone", True):
+                        return docs
+
+        remote = asyncio.run(everything())
+        conn = self.db.conn
+        q = facts_store.FactQuery(collection=v.name, states=LIFECYCLE_STATES)
+        local = {
+            str(row["id"]): (
+                content_hash(payload_of(indexed_fact(conn, row), row["last_edited_by"])),
+                str(row["lifecycle"]),
+            )
+            for row in facts_store.query(conn, q)
+        }
+        same, differ, only_remote, live_here = [], [], [], []
+        for doc in remote:
+            fid = str(doc.get("externalId"))
+            if doc.get("deletedAt") is not None:
+                if fid in local and local[fid][1] not in ("archived", "pruned"):
+                    live_here.append(fid)
+            elif fid not in local:
+                only_remote.append(fid)
+            elif local[fid][0] != content_hash(normalized(remote_fields(doc))):
+                differ.append(fid)
+            else:
+                same.append(fid)
+        only_here = sorted(set(local) - {str(d.get("externalId")) for d in remote})
+        pending = sync_store.count_pending(conn, v.name)
+        return {
+            "inStep": not (differ or only_remote or only_here or live_here or pending),
+            "same": len(same),
+            "differ": differ,
+            "onlyHere": only_here,
+            "onlyInConvex": only_remote,
+            "deletedInConvexLiveHere": live_here,
+            "pending": pending,
+            "tombstones": sum(1 for d in remote if d.get("deletedAt") is not None),
+        }
+
     def cloud_search(self, query: str, n: int = 10, vault: str | None = None) -> list[Any]:
         """Live facts in Convex matching `query`, best first (deep search's cloud half)."""
         _, s = self._require_sync(vault)
@@ -184,7 +251,10 @@ class SyncMixin(MemoryRecallMixin):
     def _secret(self, url: str, which: str) -> Secret:
         account = f"{url}#{which}"
         folder = self.settings.data_dir / "secrets"
-        return Secret(SERVICE, account, secret_file(folder, account, ".secret"), self.keyring)
+        if "_keyring" not in self.__dict__:
+            self.__dict__["_keyring"] = self.keyring_source()
+        ring = self.__dict__["_keyring"]
+        return Secret(SERVICE, account, secret_file(folder, account, ".secret"), ring)
 
     @staticmethod
     async def _probe(client: ConvexClient) -> None:

@@ -65,7 +65,7 @@ class VaultSync:
         """Queue fact notes that never synced (written before sync was set up)."""
         with self.eng.db.write() as conn:
             for row in sync_store.unsynced_facts(conn, self.v.name):
-                fact = self._indexed(conn, row)
+                fact = indexed_fact(conn, row)
                 if fact.id:
                     queue_fact(conn, self.v.name, fact, row["last_edited_by"])
 
@@ -151,7 +151,7 @@ class VaultSync:
         with self.eng.db.write() as conn:
             row = facts_store.by_id(conn, op.fact_id)
             if row is not None:
-                queue_fact(conn, self.v.name, self._indexed(conn, row), row["last_edited_by"])
+                queue_fact(conn, self.v.name, indexed_fact(conn, row), row["last_edited_by"])
             elif op.payload is not None and sync_store.agreed(conn, op.fact_id) is None:
                 # the note is gone but Convex never kept it: send what we had
                 sync_store.enqueue_upsert(
@@ -336,11 +336,14 @@ class VaultSync:
         with self.eng.db.write() as conn:
             sync_store.add_conflict(conn, self.v.name, fid, rel, copy, fields, self._now())
 
-    def _indexed(self, conn: Any, row: Any) -> Fact:
-        """The fact as the index read its note (what `update` queues)."""
-        data = json.loads(row["frontmatter"] or "{}")
-        body = split_frontmatter(content_text(conn, row["hash"]) or "")[1]
-        return fmt.from_props(data, body, str(row["path"]))
+
+
+def indexed_fact(conn: Any, row: Any) -> Fact:
+    """The fact as the index read its note (what `update` queues): a fact or document row
+    with `frontmatter`, `hash` and `path`."""
+    data = json.loads(row["frontmatter"] or "{}")
+    body = split_frontmatter(content_text(conn, row["hash"]) or "")[1]
+    return fmt.from_props(data, body, str(row["path"]))
 
 
 def _version(value: dict[str, Any], default: int) -> int:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import time
 import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -33,7 +34,9 @@ class Double:
         """Call /_double/<path>."""
         data = None if body is None else json.dumps(body).encode()
         req = urllib.request.Request(
-            f"{self.url}/_double/{path}", data=data, method=method,
+            f"{self.url}/_double/{path}",
+            data=data,
+            method=method,
             headers={"Content-Type": "application/json"},
         )
         with urllib.request.urlopen(req, timeout=30) as resp:
@@ -64,9 +67,19 @@ def convex_double() -> Iterator[Double]:
     if shutil.which("node") is None or not (ROOT / "node_modules" / "convex-test").is_dir():
         pytest.skip("needs Node.js and `npm ci` at the repo root (scripts/install.sh does both)")
     proc = subprocess.Popen(
-        ["node", "tests/convex_double/server.mjs", "--port", "0", "--sync-token", SYNC_TOKEN,
-         "--exit-with-parent"],
-        cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        [
+            "node",
+            "tests/convex_double/server.mjs",
+            "--port",
+            "0",
+            "--sync-token",
+            SYNC_TOKEN,
+            "--exit-with-parent",
+        ],
+        cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     assert proc.stdout is not None
     line = proc.stdout.readline()
@@ -79,9 +92,17 @@ def convex_double() -> Iterator[Double]:
 
 @pytest.fixture
 def double(convex_double: Double) -> Double:
-    """The session's double, reset: empty deployment, no faults, empty log."""
-    convex_double.control("POST", "reset", {})
-    return convex_double
+    """The session's double, reset: empty deployment, no faults, empty log (waiting for it
+    to listen again if the last test took it down)."""
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            convex_double.control("POST", "reset", {})
+            return convex_double
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
 
 
 Machine = Callable[[str], Engram]
@@ -158,11 +179,13 @@ def assert_converged(double: Double, *machines: Engram) -> dict[str, dict[str, A
             if fid in mine:
                 assert mine[fid]["lifecycleState"] in ("archived", "pruned"), fid
                 del mine[fid]
-        assert set(mine) == set(live), (set(mine) ^ set(live))
+        assert set(mine) == set(live), set(mine) ^ set(live)
         for fid, payload in live.items():
             if content_hash(mine[fid]) != content_hash(payload):
-                diff = {k: (mine[fid].get(k), payload.get(k)) for k in payload.keys() | mine[fid].keys()
-                        if mine[fid].get(k) != payload.get(k)}
+                keys = payload.keys() | mine[fid].keys()
+                diff = {k: (mine[fid].get(k), payload.get(k)) for k in keys}
                 raise AssertionError(f"{fid} differs: {diff}")
         assert eng.sync_status("vault")["pending"] == 0
+        check = eng.sync_check("vault")  # the product's own check agrees
+        assert check["inStep"] and check["same"] == len(live), check
     return live

@@ -257,9 +257,7 @@ def test_retry_after_is_honoured(machine: Machine, double: Double) -> None:
     assert report.pushed == 1 and slept == [7.0]
 
 
-def test_an_invalid_fact_is_parked_and_shown_not_retried(
-    machine: Machine, double: Double
-) -> None:
+def test_an_invalid_fact_is_parked_and_shown_not_retried(machine: Machine, double: Double) -> None:
     a = machine("a")
     bad = a.fact_add("A fact with a very long scope.", scope="x" * 1500)
     good = a.fact_add("A fine fact.")

@@ -1,0 +1,182 @@
+"""sync, sync push / pull / status / init: facts with a Convex deployment (docs/convex.md)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+import click
+
+from engram.cli.main import State, cli, echo_json, pass_state
+from engram.cli.remote import DaemonUnreachable, daemon_for, daemon_option
+
+
+def _options(func: Any) -> Any:
+    func = click.option("--json", "as_json", is_flag=True, help="Output as JSON.")(func)
+    func = daemon_option(func)
+    return click.option(
+        "--vault", metavar="PATH|NAME", help="Sync this vault (default: the one set by init)."
+    )(func)
+
+
+@cli.group(invoke_without_command=True)
+@_options
+@click.pass_context
+def sync(ctx: click.Context, vault: str | None, no_daemon: bool, as_json: bool) -> None:
+    """Sync facts with Convex: push what changed here, pull what changed there.
+
+    \b
+    engram sync init --url https://NAME.convex.cloud   set it up (asks for the sync token)
+    engram sync                                        push, then pull
+    engram sync status                                 pending, conflicts, errors
+    """
+    if ctx.invoked_subcommand is None:
+        _run(ctx.ensure_object(State), vault, no_daemon, as_json, push=True, pull=True)
+
+
+@sync.command("push")
+@_options
+@pass_state
+def push(state: State, vault: str | None, no_daemon: bool, as_json: bool) -> None:
+    """Send the facts that changed here to Convex."""
+    _run(state, vault, no_daemon, as_json, push=True, pull=False)
+
+
+@sync.command("pull")
+@_options
+@pass_state
+def pull(state: State, vault: str | None, no_daemon: bool, as_json: bool) -> None:
+    """Bring Convex's changes into the vault's fact notes."""
+    _run(state, vault, no_daemon, as_json, push=False, pull=True)
+
+
+def _run(
+    state: State, vault: str | None, no_daemon: bool, as_json: bool, push: bool, pull: bool
+) -> None:
+    """One run, through the daemon when it serves this vault (its writer does the work)."""
+    daemon = daemon_for(state, no_daemon)
+    report: dict[str, Any] | None = None
+    if daemon is not None and vault in (None, daemon.collection):
+        try:
+            data = daemon.request("POST", "/v1/sync", {"push": push, "pull": pull})
+            report, summary = data["report"], data["summary"]
+        except DaemonUnreachable:
+            report = None
+    if report is None:
+        result = state.engram.sync_now(vault, push=push, pull=pull)
+        report, summary = result.to_dict(), result.summary()
+    if as_json:
+        echo_json(report)
+    else:
+        click.echo(summary)
+        for note in report.get("notes") or ():
+            click.echo(f"note: {note}")
+    if report.get("error"):
+        if report.get("hint") and not as_json:
+            click.echo(f"hint: {report['hint']}", err=True)
+        sys.exit(1)
+
+
+@sync.command("status")
+@click.option("--vault", metavar="PATH|NAME", help="This vault (default: the one set by init).")
+@click.option("--json", "as_json", is_flag=True, help="Output as JSON.")
+@pass_state
+def status(state: State, vault: str | None, as_json: bool) -> None:
+    """Pending changes, last sync, conflicts and refused (parked) facts."""
+    info = state.engram.sync_status(vault)
+    if as_json:
+        echo_json(info)
+        return
+    if not info["configured"]:
+        click.echo(info["reason"])
+        return
+    click.echo(f"vault {info['vault']} ↔ {info['url']} (device {info['device']})")
+    click.echo(f"state: {info['state']}, {info['pending']} pending, last sync {info['lastSync']}")
+    if info["lastError"]:
+        click.echo(f"last error: {info['lastError']}")
+    for op in info["parked"]:
+        click.echo(f"refused by Convex (fix the fact to resend): {op['factId']}: {op['error']}")
+    for c in info["conflicts"]:
+        click.echo(f"conflict copy: {c['copy']} (of {c['path']}; {', '.join(c['fields'])})")
+
+
+@sync.command("check")
+@click.option("--vault", metavar="PATH|NAME", help="This vault (default: the one set by init).")
+@click.option("--json", "as_json", is_flag=True, help="Output as JSON.")
+@pass_state
+def check(state: State, vault: str | None, as_json: bool) -> None:
+    """Compare every fact note with Convex (changes nothing); exit 1 when not in step."""
+    info = state.engram.sync_check(vault)
+    if as_json:
+        echo_json(info)
+    else:
+        click.echo(f"{'in step' if info['inStep'] else 'NOT in step'}: {info['same']} facts agree")
+        labels = {
+            "differ": "differs from Convex",
+            "onlyHere": "only in this vault",
+            "onlyInConvex": "only in Convex",
+            "deletedInConvexLiveHere": "deleted in Convex, live here",
+        }
+        for key, label in labels.items():
+            for fid in info[key]:
+                click.echo(f"  {fid}: {label}")
+        if info["pending"]:
+            click.echo(f"  {info['pending']} changes wait in the outbox (run engram sync)")
+    if not info["inStep"]:
+        sys.exit(1)
+
+
+@sync.command("init")
+@click.option("--url", required=True, help="The deployment URL (https://NAME.convex.cloud).")
+@click.option(
+    "--token-stdin", is_flag=True, help="Read the sync token from stdin instead of asking."
+)
+@click.option("--device", help="This machine's name in Convex (default: the host name).")
+@click.option("--interval", type=click.IntRange(min=5), help="Seconds between daemon syncs.")
+@click.option("--no-check", is_flag=True, help="Do not ask the deployment before saving.")
+@click.option("--vault", metavar="PATH|NAME", help="This vault (default: the one set by init).")
+@click.option("--json", "as_json", is_flag=True, help="Output as JSON.")
+@pass_state
+def init(
+    state: State,
+    url: str,
+    token_stdin: bool,
+    device: str | None,
+    interval: int | None,
+    no_check: bool,
+    vault: str | None,
+    as_json: bool,
+) -> None:
+    """Point a vault at a Convex deployment and keep its credentials in the keyring.
+
+    The sync token is the deployment's ENGRAM_SYNC_TOKEN: taken from $ENGRAM_SYNC_TOKEN,
+    stdin (--token-stdin) or a hidden prompt, never from the command line. A deploy key in
+    $CONVEX_DEPLOY_KEY (or a user token in $CONVEX_AUTH_TOKEN) is sent as Authorization when
+    the deployment requires one.
+    """
+    token = os.environ.get("ENGRAM_SYNC_TOKEN", "")
+    if token_stdin:
+        token = sys.stdin.readline().strip()
+    elif not token:
+        token = click.prompt("Sync token (ENGRAM_SYNC_TOKEN of the deployment)", hide_input=True)
+    auth = None
+    if os.environ.get("CONVEX_DEPLOY_KEY"):
+        auth = f"Convex {os.environ['CONVEX_DEPLOY_KEY'].strip()}"
+    elif os.environ.get("CONVEX_AUTH_TOKEN"):
+        auth = f"Bearer {os.environ['CONVEX_AUTH_TOKEN'].strip()}"
+    info = state.engram.sync_init(
+        url, token, auth, device, interval, vault=vault, check=not no_check
+    )
+    if as_json:
+        echo_json(info)
+        return
+    checked = "checked, " if info["checked"] else ""
+    click.echo(
+        f"vault {info['vault']} syncs with {info['url']} ({checked}credentials in "
+        f"the {info['credentials']}); run engram sync to push its facts"
+    )
+    if info["functions"]:
+        click.echo(f"Convex functions to deploy: {info['functions']} (npx convex deploy)")
+    if daemon_for(state, False) is not None:
+        click.echo("restart engram serve so the daemon syncs in the background", err=True)
