@@ -87,13 +87,14 @@ def isolated_env(work: Path) -> dict[str, str]:
     }
 
 
-def start(vault: Path, work: Path, *args: str, timeout: float = 120) -> Server:
-    """`engram serve --vault VAULT --no-watch ARGS` with its log in `work/serve.log`."""
+def start(vault: Path, work: Path, *args: str, timeout: float = 120, watch: bool = False) -> Server:
+    """`engram serve --vault VAULT [--no-watch] ARGS` with its log in `work/serve.log`."""
     env = isolated_env(work)
     log = work / "serve.log"
     discovery = vault / ".obsidian" / "plugins" / "engram" / "discovery.json"
+    flags = [] if watch else ["--no-watch"]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "engram", "serve", "--vault", str(vault), "--no-watch", *args],
+        [sys.executable, "-m", "engram", "serve", "--vault", str(vault), *flags, *args],
         env=env,
         stdout=log.open("wb"),
         stderr=subprocess.STDOUT,
