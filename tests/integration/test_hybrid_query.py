@@ -10,6 +10,7 @@ import pytest
 
 from engram import config
 from engram.models.fake import FakeEmbedder
+from engram.models.protocols import ModelError
 from engram.service import Engram
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "fixtures" / "vaults" / "example"
@@ -102,3 +103,59 @@ def test_degrades_to_keyword_search_without_models(
     }
     assert len(run.notices) == 1 and "keyword search only" in run.notices[0]
     assert [r.path for r in run.results] == [r.path for r in e.search("pricing decision")]
+
+
+def broken_models(tmp_path: Path, tiny) -> dict[str, Path]:  # type: ignore[no-untyped-def]
+    junk = tmp_path / "junk.gguf"
+    junk.write_bytes(b"GGUF\x03\x00\x00\x00" + b"\xff" * 64)
+    return {"junk": junk, "bert": tiny.embed}  # bert: an encoder, cannot generate
+
+
+@pytest.mark.parametrize(
+    ("role", "which", "stage", "notice"),
+    [
+        ("RERANK", "junk", "rerank", "no reranking: "),
+        ("GENERATE", "junk", "expansion", "no query expansion: "),
+        ("GENERATE", "bert", "expansion", "no query expansion: embed.gguf is an encoder"),
+        ("RERANK", "bert", "rerank", "no reranking: embed.gguf is an embedding model"),
+    ],
+)
+def test_a_model_that_does_not_load_is_skipped_and_said(  # type: ignore[no-untyped-def]
+    xdg: dict[str, str],
+    tiny,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    role: str,
+    which: str,
+    stage: str,
+    notice: str,
+) -> None:
+    monkeypatch.setenv(f"ENGRAM_{role}_MODEL", str(broken_models(tmp_path, tiny)[which]))
+    e = Engram(config.resolve(os.environ), embedder=FakeEmbedder(dim=256, max_tokens=64))
+    e.collection_add(str(EXAMPLE), "example")
+    e.update()
+    e.embed()
+    run = e.query_run("pricing tiers decision", explain=True)
+    assert run.stages[stage].startswith("off (") and "unavailable" in run.stages[stage]
+    assert run.stages["vector"] == "ran"
+    assert len(run.notices) == 1 and run.notices[0].startswith(notice)
+    plain = e.query("pricing tiers decision", expand=False, rerank=False)
+    assert [r.path for r in run.results] == [r.path for r in plain]
+
+
+def test_a_model_that_fails_while_running_is_skipped_and_said(
+    hybrid: Engram, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def fail(*args: object, **kwargs: object) -> list[float]:
+        raise ModelError("llama.cpp failed to evaluate the prompt")
+
+    monkeypatch.setattr(hybrid.reranker(), "score", fail)
+    monkeypatch.setattr(hybrid.generator(), "expand", fail)
+    run = hybrid.query_run("a fresh question about churn pilots", explain=True)
+    assert run.stages["rerank"] == "failed (fused order kept)"
+    assert run.stages["expansion"] == "failed (searched without expansions)"
+    assert sorted(run.notices) == [
+        "no query expansion: llama.cpp failed to evaluate the prompt",
+        "no reranking: llama.cpp failed to evaluate the prompt",
+    ]
+    assert run.results and all(r.explain and r.explain["rerank"] is None for r in run.results)

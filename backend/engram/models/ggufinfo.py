@@ -13,6 +13,18 @@ from typing import Any
 from .protocols import GGUFInfo, ModelError, Prompts
 
 _POOLING = {0: "none", 1: "mean", 2: "cls", 3: "last", 4: "rank"}
+# encoder-only architectures: they embed or classify text but cannot generate it
+ENCODER_ARCHS = (
+    "bert",
+    "nomic-bert",
+    "jina-bert-v2",
+    "jina-bert-v3",
+    "modern-bert",
+    "neo-bert",
+    "eurobert",
+    "xlm-roberta",
+    "t5encoder",
+)
 _SHA_MEMO: dict[tuple[str, int, int], str] = {}
 _SHA_LOCK = threading.Lock()
 

@@ -6,7 +6,7 @@ import threading
 from pathlib import Path
 
 from .expand import chat_messages, completion_prompt, parse_expansions
-from .ggufinfo import read_info
+from .ggufinfo import ENCODER_ARCHS, read_info
 from .llama import N_BATCH, cached, open_llama
 from .protocols import ModelError
 
@@ -20,6 +20,13 @@ class LlamaGenerator:
 
     def __init__(self, path: Path, n_threads: int = 2, n_ctx: int = 2048) -> None:
         info = read_info(path)
+        if info.architecture in ENCODER_ARCHS:
+            # llama.cpp would load it and then fail on the first token (no KV cache)
+            raise ModelError(
+                f"{path.name} is an encoder model ({info.architecture}: it embeds or ranks "
+                "text), not a text generator: query expansion needs a decoder GGUF "
+                "(a small instruct model)"
+            )
         self.model_id = info.model_id
         self.llm = open_llama(
             path,
@@ -41,7 +48,8 @@ class LlamaGenerator:
             try:
                 budget = TOKENS_PER_EXPANSION * n + TOKENS_SLACK
                 text = self._chat(query, n, budget) if self.chat else self._complete(query, budget)
-            except (ValueError, RuntimeError) as exc:  # template or context errors
+            except (ValueError, RuntimeError, AssertionError) as exc:
+                # template or context errors; llama_cpp asserts on a context it cannot use
                 raise ModelError(f"query expansion failed: {exc}") from None
         return parse_expansions(text, query, n)
 

@@ -19,21 +19,10 @@ from typing import Any
 
 import numpy as np
 
-from .ggufinfo import read_info
+from .ggufinfo import ENCODER_ARCHS, read_info
 from .llama import N_BATCH, SequenceDecoder, cached, lib, open_llama, special_layout
 from .protocols import ModelError
 
-ENCODER_ARCHS = (
-    "bert",
-    "nomic-bert",
-    "jina-bert-v2",
-    "jina-bert-v3",
-    "modern-bert",
-    "neo-bert",
-    "eurobert",
-    "xlm-roberta",
-    "t5encoder",
-)
 _POSITIVE = ("yes", "relevant", "true", "positive", "label_1")
 _CHATML_PREFIX = (
     "<|im_start|>system\nJudge whether the Document meets the requirements based on the Query "

@@ -1,7 +1,8 @@
 """The hybrid pipeline: expand -> BM25 + vector lists -> RRF + bonus -> rerank -> blend.
 
 Models arrive as plain callables (already cached by the caller), so this module only
-orchestrates; the math lives in `fusion`. Every stage records what it did for --explain.
+orchestrates; the math lives in `fusion`. Every stage records what it did for --explain. A model
+callable that fails raises UnavailableError: the query goes on without that stage and says so.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from engram.errors import UnavailableError
 from engram.search import bm25, fusion
 from engram.search import vector as vector_search
 from engram.search.query import ParsedQuery, parse_query
@@ -53,6 +55,7 @@ class Outcome:
     candidates: list[Candidate]
     stages: dict[str, str]
     expansions: tuple[str, ...] = ()
+    notices: tuple[str, ...] = ()  # stages that failed, in words a user can act on
 
 
 def run(
@@ -68,6 +71,7 @@ def run(
     """Rank documents for a query with every stage that is available."""
     depth = max(limit or 0, candidate_limit, 50)
     stages: dict[str, str] = {}
+    notices: list[str] = []
     first = bm25.search(conn, q, depth, with_snippets=False)
     variants = [("original", q, ORIGINAL_WEIGHT)]
     expansions: tuple[str, ...] = ()
@@ -77,8 +81,12 @@ def run(
     elif fusion.strong_top_hit(raw, SKIP_MIN_TOP, SKIP_MIN_RATIO):
         stages["expansion"] = "skipped (strong, well-separated keyword hit)"
     else:
-        expansions = tuple(e for e in expand(q.text) if e.strip())[:2]
-        stages["expansion"] = f"ran ({len(expansions)} expansions)"
+        try:
+            expansions = tuple(e for e in expand(q.text) if e.strip())[:2]
+            stages["expansion"] = f"ran ({len(expansions)} expansions)"
+        except UnavailableError as exc:
+            stages["expansion"] = "failed (searched without expansions)"
+            notices.append(f"no query expansion: {exc.message}")
         for i, text in enumerate(expansions, 1):
             variants.append(
                 (f"exp{i}", replace(parse_query(text), filters=q.filters), EXPANSION_WEIGHT)
@@ -127,9 +135,13 @@ def run(
     if rerank is None:
         stages["rerank"] = "off (no reranker model)"
     elif candidates:
-        candidates = _rerank(conn, q, candidates, candidate_limit, rerank)
-        stages["rerank"] = f"ran (top {min(candidate_limit, len(candidates))})"
-    return Outcome(candidates[:limit] if limit else candidates, stages, expansions)
+        try:
+            candidates = _rerank(conn, q, candidates, candidate_limit, rerank)
+            stages["rerank"] = f"ran (top {min(candidate_limit, len(candidates))})"
+        except UnavailableError as exc:
+            stages["rerank"] = "failed (fused order kept)"
+            notices.append(f"no reranking: {exc.message}")
+    return Outcome(candidates[:limit] if limit else candidates, stages, expansions, tuple(notices))
 
 
 def _rerank(

@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from engram.errors import InvalidInputError, UnavailableError
+from engram.models.protocols import ModelError
 from engram.search.bm25 import match_expression
 from engram.search.query import ParsedQuery
 from engram.search.results import SearchResult
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from engram.search.hybrid import Candidate
 
 CANDIDATE_LIMIT = 30
+_BROKEN_HINT = "check models.{role} (`engram models info {role}`, `engram doctor`)"
 
 
 @dataclass(frozen=True)
@@ -56,19 +58,29 @@ class HybridMixin(SemanticMixin):
     _generator: Generator | None = None
 
     def reranker(self) -> Reranker:
-        """The configured reranker, loaded once per process."""
+        """The configured reranker, loaded once per process; UnavailableError (with what to
+        check) when it is missing or does not load."""
         if self._reranker is None:
             from engram.models.llama_rerank import load_reranker
 
-            self._reranker = load_reranker(self.model_path("rerank"), self.settings.n_threads)
+            path = self.model_path("rerank")
+            try:
+                self._reranker = load_reranker(path, self.settings.n_threads)
+            except ModelError as exc:
+                raise UnavailableError(str(exc), _BROKEN_HINT.format(role="rerank")) from None
         return self._reranker
 
     def generator(self) -> Generator:
-        """The configured query-expansion model, loaded once per process."""
+        """The configured query-expansion model, loaded once per process; UnavailableError
+        (with what to check) when it is missing or does not load."""
         if self._generator is None:
             from engram.models.llama_generate import load_generator
 
-            self._generator = load_generator(self.model_path("generate"), self.settings.n_threads)
+            path = self.model_path("generate")
+            try:
+                self._generator = load_generator(path, self.settings.n_threads)
+            except ModelError as exc:
+                raise UnavailableError(str(exc), _BROKEN_HINT.format(role="generate")) from None
         return self._generator
 
     def query(
@@ -109,6 +121,7 @@ class HybridMixin(SemanticMixin):
         if not q.has_terms:
             raise InvalidInputError("query needs words to search for")
         notices: list[str] = []
+        unloaded: dict[str, str] = {}  # stages whose model is configured but does not load
         embed = self._embed_fn(notices)
         outcome = hybrid.run(
             self.db.conn,
@@ -117,10 +130,11 @@ class HybridMixin(SemanticMixin):
             max(1, candidate_limit),
             embed,
             self._vector_index() if embed else None,
-            self._expand_fn(notices) if expand else None,
-            self._rerank_fn(notices) if rerank else None,
+            self._expand_fn(notices, unloaded) if expand else None,
+            self._rerank_fn(notices, unloaded) if rerank else None,
         )
-        stages = dict(outcome.stages)
+        stages = {**outcome.stages, **unloaded}
+        notices += outcome.notices
         if not expand:
             stages["expansion"] = "off (--no-expand)"
         if not rerank:
@@ -150,13 +164,14 @@ class HybridMixin(SemanticMixin):
 
         return embed
 
-    def _expand_fn(self, notices: list[str]) -> Any:
+    def _expand_fn(self, notices: list[str], unloaded: dict[str, str]) -> Any:
         if self.settings.generate_model is None:
             return None
         try:
             gen = self.generator()
         except UnavailableError as exc:
             notices.append(f"no query expansion: {exc.message}")
+            unloaded["expansion"] = "off (generator model unavailable)"
             return None
 
         def expand(text: str) -> list[str]:
@@ -164,20 +179,24 @@ class HybridMixin(SemanticMixin):
             hit = llmcache.get_many(self.db.conn, "expand", [key])
             if key in hit:
                 return list(json.loads(hit[key]))
-            out = gen.expand(text, 2)
+            try:
+                out = gen.expand(text, 2)
+            except ModelError as exc:
+                raise UnavailableError(str(exc)) from None
             with self.db.write() as conn:
                 llmcache.put_many(conn, "expand", [(key, json.dumps(out))])
             return out
 
         return expand
 
-    def _rerank_fn(self, notices: list[str]) -> Any:
+    def _rerank_fn(self, notices: list[str], unloaded: dict[str, str]) -> Any:
         if self.settings.rerank_model is None:
             return None
         try:
             model = self.reranker()
         except UnavailableError as exc:
             notices.append(f"no reranking: {exc.message}")
+            unloaded["rerank"] = "off (reranker model unavailable)"
             return None
 
         def rerank(query: str, texts: list[str]) -> list[float]:
@@ -185,7 +204,10 @@ class HybridMixin(SemanticMixin):
             hit = llmcache.get_many(self.db.conn, "rerank", keys)
             todo = [i for i, k in enumerate(keys) if k not in hit]
             if todo:
-                fresh = model.score(query, [texts[i] for i in todo])
+                try:
+                    fresh = model.score(query, [texts[i] for i in todo])
+                except ModelError as exc:
+                    raise UnavailableError(str(exc)) from None
                 with self.db.write() as conn:
                     llmcache.put_many(
                         conn,

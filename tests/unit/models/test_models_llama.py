@@ -126,6 +126,20 @@ def test_wrong_files_fail_with_model_error(tmp_path: Path, tiny) -> None:
         LlamaEmbedder(tiny.rerank)
     with pytest.raises(ModelError, match="embedding model"):
         load_reranker(tiny.embed)
+    with pytest.raises(ModelError, match=r"encoder model .* not a text generator"):
+        load_generator(tiny.embed)
+
+
+def test_generator_errors_inside_llama_cpp_become_model_errors(
+    tiny, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An encoder that slips past the architecture check trips llama_cpp's own assertion
+    (no KV cache); the caller must get a ModelError, not an AssertionError."""
+    import engram.models.llama_generate as gen
+
+    monkeypatch.setattr(gen, "ENCODER_ARCHS", ())
+    with pytest.raises(ModelError, match="query expansion failed"):
+        gen.LlamaGenerator(tiny.embed).expand("cat garden")
 
 
 def test_cross_encoder_matches_numpy_and_is_batch_independent(tiny) -> None:
