@@ -17,13 +17,18 @@ afterEach(() => {
 	rmSync(dir, { recursive: true, force: true });
 });
 
-/** A fake `engram` that records its arguments and pid, then idles until killed. */
+/** A fake `engram` that records its arguments and pid, then idles until killed. The record
+ * is written to a temporary name and renamed, so it appears complete or not at all (a reader
+ * polling for it once saw half-written JSON). */
 function fakeEngram(): { command: string; record: string } {
 	const record = join(dir, "argv.json");
 	const script = join(dir, "fake engram.js");
+	const partial = `${record}.partial`;
 	writeFileSync(
 		script,
-		`require("fs").writeFileSync(${JSON.stringify(record)}, JSON.stringify({ argv: process.argv.slice(2), pid: process.pid }));\n` +
+		'const fs = require("fs");\n' +
+			`fs.writeFileSync(${JSON.stringify(partial)}, JSON.stringify({ argv: process.argv.slice(2), pid: process.pid }));\n` +
+			`fs.renameSync(${JSON.stringify(partial)}, ${JSON.stringify(record)});\n` +
 			"setInterval(() => {}, 1000);\n",
 	);
 	return { command: `"${process.execPath}" "${script}"`, record };
