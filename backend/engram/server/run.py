@@ -45,19 +45,23 @@ class ServeOptions:
     index_on_start: bool = True
 
 
+# An optional capability and the facade method that provides it (a test checks that each
+# method exists, so a renamed method cannot silently drop a capability from discovery).
+OPTIONAL_CAPABILITIES = {
+    "vsearch": "vsearch",
+    "query": "query",
+    "recall": "recall",
+    "facts": "fact_add",
+    "graph": "neighbors",
+    "sync": "sync_now",
+    "notes.write": "note_move",
+}
+
+
 def capabilities(engram: Engram, watch: bool) -> tuple[str, ...]:
     """What this daemon can do, for clients deciding which features to show."""
     caps = ["search", "status", "index", "documents", "notes.metadata", "active-note"]
-    optional = {
-        "vsearch": "vsearch",
-        "query": "query",
-        "recall": "recall",
-        "facts": "add_fact",
-        "graph": "neighbors",
-        "sync": "sync_now",
-        "notes.write": "note_move",
-    }
-    caps += [cap for cap, method in optional.items() if hasattr(engram, method)]
+    caps += [cap for cap, method in OPTIONAL_CAPABILITIES.items() if hasattr(engram, method)]
     return (*caps, "watch") if watch else tuple(caps)
 
 

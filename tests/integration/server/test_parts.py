@@ -15,6 +15,7 @@ import pytest
 from engram.errors import InvalidInputError
 from engram.server import discovery
 from engram.server.discovery import Discovery, IndexLock
+from engram.server.run import OPTIONAL_CAPABILITIES, capabilities
 from engram.server.tokens import TokenStore
 from engram.server.watcher import Debouncer, relevant
 from engram.service import Engram, filters_from_json
@@ -207,3 +208,13 @@ def test_filters_from_json() -> None:
     for bad in ([], {"tags": [1]}, {"fields": {"a": True}}, {"before": 2024}, {"x": 1}):
         with pytest.raises(InvalidInputError):
             filters_from_json(bad)
+
+
+def test_discovery_lists_every_capability_the_build_has(engram: Engram) -> None:
+    for cap, method in OPTIONAL_CAPABILITIES.items():
+        assert callable(getattr(Engram, method, None)), f"{cap}: no Engram.{method}"
+    assert capabilities(engram, watch=True) == (
+        *("search", "status", "index", "documents", "notes.metadata", "active-note"),
+        *("vsearch", "query", "recall", "facts", "graph", "sync", "notes.write", "watch"),
+    )
+    assert "watch" not in capabilities(engram, watch=False)
