@@ -81,6 +81,24 @@ def test_a_filter_leaving_one_passage_keeps_its_vector_hit(hybrid: Engram) -> No
     assert explain is not None and list(explain["lists"]) == ["vec:original"]
 
 
+def test_chunks_gives_passages_for_keyword_and_vector_hits(hybrid: Engram) -> None:
+    run = hybrid.query_run("pricing tiers connoisseur", n=8, chunks=True, explain=True)
+    keyword_first = [
+        r
+        for r in run.results
+        if r.explain
+        and r.explain["lists"].get("bm25:original", {}).get("rank", 10**6)
+        <= r.explain["lists"].get("vec:original", {}).get("rank", 10**6)
+    ]
+    assert keyword_first and len(keyword_first) < len(run.results)  # both kinds are tested
+    for r in run.results:
+        assert r.passages, r.path
+        assert all(1 <= p.line <= p.end_line and 0 <= p.score <= 1 for p in r.passages)
+    top = keyword_first[0]
+    assert any("pricing" in p.snippet.lower() for p in top.passages)
+    assert top.passages[0].highlights  # the best keyword passage shows the matched words
+
+
 def test_candidate_limit_bounds_reranking(hybrid: Engram) -> None:
     run = hybrid.query_run("coffee", n=10, candidate_limit=3, explain=True)
     reranked = [r for r in run.results if r.explain and r.explain["rerank"] is not None]
@@ -103,6 +121,8 @@ def test_degrades_to_keyword_search_without_models(
     }
     assert len(run.notices) == 1 and "keyword search only" in run.notices[0]
     assert [r.path for r in run.results] == [r.path for r in e.search("pricing decision")]
+    with_chunks = e.query("pricing decision", chunks=True)
+    assert all(r.passages and r.passages[0].line == r.line for r in with_chunks)
 
 
 def broken_models(tmp_path: Path, tiny) -> dict[str, Path]:  # type: ignore[no-untyped-def]

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from engram.errors import UnavailableError
-from engram.search import bm25, fusion
+from engram.search import bm25, fusion, passages
 from engram.search import vector as vector_search
 from engram.search.query import ParsedQuery, parse_query
 from engram.search.snippets import body_offset
@@ -169,11 +169,7 @@ def passage_for(conn: Any, c: Candidate, q: ParsedQuery) -> str:
         return f"{title}\n{text[best.start : best.end]}"[:RERANK_TEXT_CHARS]
     chunks = vectors.chunks_of(conn, doc_hash)
     if chunks:
-        words = [w.lower() for w in (*q.terms, *q.prefixes, *q.phrases)]
-        best = max(
-            chunks,
-            key=lambda ch: (sum(text[ch.start : ch.end].lower().count(w) for w in words), -ch.seq),
-        )
+        best = passages.by_keywords(text, chunks, (*q.terms, *q.prefixes, *q.phrases))[0][0]
         return f"{title}\n{text[best.start : best.end]}"[:RERANK_TEXT_CHARS]
     body_start = body_offset(text, c.bm25.body_line if c.bm25 else 1)
     return f"{title}\n{text[body_start:]}"[:RERANK_TEXT_CHARS]

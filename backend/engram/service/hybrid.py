@@ -12,11 +12,12 @@ from engram.errors import InvalidInputError, UnavailableError
 from engram.models.protocols import ModelError
 from engram.search.bm25 import match_expression
 from engram.search.query import ParsedQuery
-from engram.search.results import SearchResult
+from engram.search.results import Passage, SearchResult
 from engram.service.semantic import SemanticMixin
-from engram.store import llmcache
+from engram.store import llmcache, vectors
 from engram.store import search as store_search
 from engram.store.filters import Filters
+from engram.store.search import content_text
 
 if TYPE_CHECKING:
     import numpy as np
@@ -251,6 +252,9 @@ class HybridMixin(SemanticMixin):
             if c.doc_id in by_keyword and c.bm25 is not None:
                 hit = replace(c.bm25, snippet=marked.get(c.doc_id, ""))
                 result = self.result_from_hit(conn, hit, q, c.final, full, with_snippets)
+                if chunks:
+                    passages = self._keyword_passages(conn, hit.hash, result, q)
+                    result = replace(result, passages=passages)
             else:
                 assert c.vector is not None
                 result = self.result_from_vector_hit(conn, c.vector, q, full, with_snippets, chunks)
@@ -258,3 +262,19 @@ class HybridMixin(SemanticMixin):
                 replace(result, score=c.final, explain=hybrid.explain(c) if explain else None)
             )
         return out
+
+    def _keyword_passages(
+        self, conn: Any, doc_hash: str, result: SearchResult, q: ParsedQuery
+    ) -> tuple[Passage, ...]:
+        """--chunks for a document found by keywords: its stored chunks ranked by the query
+        words they hold; before `engram embed` has chunked it, the snippet's passage."""
+        from engram.search import passages
+
+        needles = [*q.terms, *q.prefixes, *q.phrases]
+        rows = vectors.chunks_of(conn, doc_hash)
+        if rows:
+            text = content_text(conn, doc_hash) or ""
+            return passages.build(text, passages.by_keywords(text, rows, needles), needles)
+        end = result.line + result.snippet.count("\n")
+        share = passages.keyword_share(result.snippet, needles)
+        return (Passage(result.snippet, result.line, end, share, result.highlights),)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from engram.errors import InvalidInputError, UnavailableError
 from engram.models import sources
 from engram.models.protocols import Embedder, ModelError
+from engram.search import passages as best_passages
 from engram.search import snippets
 from engram.search.query import ParsedQuery
 from engram.search.results import Passage, SearchResult
@@ -189,11 +190,7 @@ class SemanticMixin(RetrievalMixin):
         else:
             snip = snippets.Snippet("", (), best.start_line)
         if chunks:
-            passages = tuple(
-                Passage(s.text, s.line, c.end_line, max(0.0, sim), s.highlights)
-                for c, sim in hit.chunks
-                for s in [snippets.in_span(text, c.start, c.end, needles)]
-            )
+            passages = best_passages.build(text, hit.chunks, needles, len(hit.chunks))
         return SearchResult(
             docid=doc_hash[:6],
             collection=collection,
