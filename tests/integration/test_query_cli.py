@@ -20,16 +20,29 @@ from engram.service import Engram
 EXAMPLE = Path(__file__).resolve().parents[1] / "fixtures" / "vaults" / "example"
 
 
-@pytest.fixture
-def example(xdg: dict[str, str], tiny, monkeypatch: pytest.MonkeyPatch) -> Iterator[Engram]:  # type: ignore[no-untyped-def]
-    """The example vault indexed and embedded with the tiny BERT embedder."""
-    monkeypatch.setenv("ENGRAM_EMBED_MODEL", str(tiny.embed))
-    e = Engram(config.resolve(os.environ))
-    e.collection_add(str(EXAMPLE), "example")
-    e.update()
-    e.embed()
-    yield e
-    e.close()
+@pytest.fixture(scope="module")
+def example(tmp_path_factory: pytest.TempPathFactory, tiny) -> Iterator[Engram]:  # type: ignore[no-untyped-def]
+    """The example vault indexed and embedded once with the tiny BERT embedder, in an
+    isolated XDG environment the CLI reads too."""
+    root = tmp_path_factory.mktemp("query-cli")
+    with pytest.MonkeyPatch.context() as mp:
+        for key in ("XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME"):
+            mp.setenv(key, str(root / key.lower()))
+        for key in (
+            "ENGRAM_INDEX",
+            "ENGRAM_CONFIG",
+            "ENGRAM_RERANK_MODEL",
+            "ENGRAM_GENERATE_MODEL",
+        ):
+            mp.delenv(key, raising=False)
+        mp.setenv("NO_COLOR", "1")
+        mp.setenv("ENGRAM_EMBED_MODEL", str(tiny.embed))
+        e = Engram(config.resolve(os.environ))
+        e.collection_add(str(EXAMPLE), "example")
+        e.update()
+        e.embed()
+        yield e
+        e.close()
 
 
 def invoke(*args: str) -> Result:
@@ -55,3 +68,51 @@ def test_query_survives_a_model_that_does_not_load(
     assert f"stage {stage}: off ({'reranker' if role == 'rerank' else 'generator'}" in out.stderr
     assert "warning: no " in out.stderr and "junk.gguf" in out.stderr
     assert "Projects/Pricing Model.md" in out.stdout
+
+
+@pytest.mark.parametrize("mode", ["search", "vsearch", "query"])
+@pytest.mark.parametrize(
+    ("flags", "inline", "expected"),
+    [
+        (["--path", "People/"], "path:People/", {"People/Ana Ruiz.md", "People/Kenji Sato.md"}),
+        (["--path", "People/Ana"], "path:People/Ana", {"People/Ana Ruiz.md"}),
+        (["--tag", "person"], "tag:person", {"People/Ana Ruiz.md", "People/Kenji Sato.md"}),
+        (["--tag", "project", "--tag", "area/business"], "tag:project tag:area/business", None),
+        (["--type", "decision"], "type:decision", {"Projects/Pricing Model.md"}),
+        (["--where", "status:active"], "status:active", None),
+        (["--where", "role:Design Lead"], 'role:"Design Lead"', {"People/Kenji Sato.md"}),
+        (["--after", "2024-04", "--before", "2024-05-01"], "after:2024-04 before:2024-05-01", None),
+    ],
+)
+def test_filter_flags_match_the_inline_syntax(
+    example: Engram, mode: str, flags: list[str], inline: str, expected: set[str] | None
+) -> None:
+    words = "coffee pricing design growth subscribers"
+    by_flags = paths(mode, words, *flags, "-n", "20")
+    assert by_flags == paths(mode, f"{words} {inline}", "-n", "20")
+    assert by_flags, "the filter must leave something to compare"
+    if expected is not None:
+        assert set(by_flags) == expected
+    if "--after" in flags:
+        assert set(by_flags) == {"Projects/Pricing Model.md"}  # dated 2024-04-18
+    if "status:active" in flags:
+        assert set(by_flags) == {"Projects/Pricing Model.md", "Projects/Mobile App.md"}
+
+
+def test_filter_flags_combine_with_inline_filters(example: Engram) -> None:
+    got = paths("search", "pricing tag:project", "--path", "Projects/", "--type", "decision")
+    assert got == ["Projects/Pricing Model.md"]
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--after", "someday"], "--after: expects a date"),
+        (["--where", "decision"], "--where expects KEY:VALUE"),
+    ],
+)
+def test_bad_filter_flags_are_usage_errors(example: Engram, flags: list[str], message: str) -> None:
+    from engram.errors import InvalidInputError
+
+    with pytest.raises(InvalidInputError, match=message):
+        CliRunner().invoke(cli, ["search", "coffee", *flags], catch_exceptions=False)

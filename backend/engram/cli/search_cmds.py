@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import click
 
@@ -12,6 +13,70 @@ from engram.cli.main import State, cli, color_enabled, echo_json, output_options
 from engram.cli.remote import DaemonUnreachable, daemon_for, daemon_option, run_search
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+def filter_options(func: F) -> F:
+    """--path, --tag, --type, --where, --after, --before: handed to the command as one
+    `filters` argument in the inline query syntax, which the parser reads into the same
+    filters as `path:` `tag:` `type:` `key:value` `after:` `before:` typed in the query."""
+
+    @functools.wraps(func)
+    def command(
+        *args: Any,
+        paths: tuple[str, ...],
+        tags: tuple[str, ...],
+        doc_type: str | None,
+        where: tuple[str, ...],
+        after: str | None,
+        before: str | None,
+        **kwargs: Any,
+    ) -> Any:
+        from engram.service import filter_syntax
+
+        fields = ((f"type:{doc_type}",) if doc_type else ()) + where
+        kwargs["filters"] = filter_syntax(paths, tags, fields, after, before)
+        return func(*args, **kwargs)
+
+    opts = [
+        click.option(
+            "--path",
+            "paths",
+            multiple=True,
+            metavar="PREFIX",
+            help="Only notes under this path prefix (repeatable: any of them), like path:.",
+        ),
+        click.option(
+            "--tag",
+            "tags",
+            multiple=True,
+            metavar="TAG",
+            help="Only notes with this tag or a subtag (repeatable: all of them), like tag:.",
+        ),
+        click.option(
+            "--type",
+            "doc_type",
+            metavar="TYPE",
+            help="Only notes whose frontmatter type is TYPE, like type:decision.",
+        ),
+        click.option(
+            "--where",
+            multiple=True,
+            metavar="KEY:VALUE",
+            help="Only notes whose frontmatter or inline field KEY is VALUE (repeatable).",
+        ),
+        click.option(
+            "--after", metavar="DATE", help="Notes dated on or after DATE (YYYY[-MM[-DD]], today)."
+        ),
+        click.option("--before", metavar="DATE", help="Notes dated before DATE."),
+    ]
+    for opt in reversed(opts):
+        command = opt(command)
+    return cast(F, command)
+
+
+def with_filters(query: tuple[str, ...], filters: str) -> str:
+    """The query words followed by the flag filters."""
+    return " ".join((*query, filters)) if filters else " ".join(query)
 
 
 def search_options(func: F) -> F:
@@ -41,6 +106,7 @@ def search_options(func: F) -> F:
         click.option("--full", is_flag=True, help="Print whole documents, not snippets."),
         click.option("--line-numbers", is_flag=True, help="Number the lines of --full output."),
     ]
+    func = filter_options(func)
     for opt in reversed(opts):
         func = opt(func)
     return output_options(func)
@@ -69,9 +135,11 @@ def search(
     line_numbers: bool,
     fmt: str,
     no_daemon: bool,
+    filters: str,
 ) -> None:
     """Keyword search (BM25). Words rank by relevance; "phrases" are required;
-    -word excludes; word* is a prefix; filters: path: tag: collection: after: before: key:value.
+    -word excludes; word* is a prefix; filters: path: tag: collection: after: before: key:value
+    in the query, or the filter flags.
     """
     from engram.cli.formats import render_results
 
@@ -79,7 +147,7 @@ def search(
         state,
         no_daemon,
         "search",
-        " ".join(query),
+        with_filters(query, filters),
         result_limit(limit, all_results, fmt),
         collections,
         min_score,

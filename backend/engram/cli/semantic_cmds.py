@@ -9,7 +9,7 @@ import click
 
 from engram.cli.main import State, cli, color_enabled, echo_json, pass_state
 from engram.cli.remote import daemon_option, run_search
-from engram.cli.search_cmds import result_limit, search_options
+from engram.cli.search_cmds import result_limit, search_options, with_filters
 
 
 @cli.group()
@@ -166,16 +166,17 @@ def vsearch(
     fmt: str,
     chunks: bool,
     no_daemon: bool,
+    filters: str,
 ) -> None:
     """Semantic search: notes whose passages mean the same as the query (needs `engram embed`).
-    Filters (path: tag: after: ...) work as in search."""
+    Filters (path: tag: after: ... or the filter flags) work as in search."""
     from engram.cli.formats import render_results
 
     results, _, _, _ = run_search(
         state,
         no_daemon,
         "vsearch",
-        " ".join(query),
+        with_filters(query, filters),
         result_limit(limit, all_results, fmt),
         collections,
         min_score,
@@ -221,6 +222,7 @@ def query(
     candidate_limit: int,
     explain: bool,
     no_daemon: bool,
+    filters: str,
 ) -> None:
     """Hybrid search, the best ranking: keyword + semantic lists (plus expansions from the
     generator model) fused by reciprocal rank, then reranked by the reranker model.
@@ -232,7 +234,7 @@ def query(
         state,
         no_daemon,
         "query",
-        " ".join(query),
+        with_filters(query, filters),
         result_limit(limit, all_results, fmt),
         collections,
         min_score,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from engram.search.query_flags import filter_syntax
 from engram.search.results import Document, Passage, SearchResult
 from engram.service.deep import DeepSearchMixin
 from engram.service.live import LiveMixin, filters_from_json
@@ -13,4 +14,11 @@ class Engram(NoteMoveMixin, LiveMixin, PanelMixin, DeepSearchMixin):
     """Engram's operations over one index; the composition root builds it from Settings."""
 
 
-__all__ = ["Document", "Engram", "Passage", "SearchResult", "filters_from_json"]
+__all__ = [
+    "Document",
+    "Engram",
+    "Passage",
+    "SearchResult",
+    "filter_syntax",
+    "filters_from_json",
+]
