@@ -26,11 +26,19 @@ def vault_option(func: F) -> F:
 
 def fact_line(fact: Any) -> str:
     """One line per fact for people."""
-    state = "" if fact.lifecycle == "active" else f" ({fact.lifecycle})"
-    return (
-        f"{fact.id[:8]}  [{fact.fact_type}|i={fact.importance:.2f}]  {fact.title}{state}"
-        f"  — {fact.path}"
+    return _line(fact.id, fact.fact_type, fact.importance, fact.title, fact.lifecycle, fact.path)
+
+
+def fact_json_line(d: dict[str, Any]) -> str:
+    """`fact_line` of a fact's JSON shape (what the daemon sends)."""
+    return _line(
+        d["id"], d["factType"], d["importanceScore"], d["title"], d["lifecycleState"], d["path"]
     )
+
+
+def _line(fid: str, kind: str, importance: float, title: str, life: str, path: str) -> str:
+    state = "" if life == "active" else f" ({life})"
+    return f"{fid[:8]}  [{kind}|i={importance:.2f}]  {title}{state}  — {path}"
 
 
 def show_fact(fact: Any, as_json: bool) -> None:

@@ -6,8 +6,10 @@ from typing import Any
 
 import click
 
+from engram.cli import remote_memory
 from engram.cli.main import State, cli, echo_json, pass_state
-from engram.cli.memory_cmds import fact_line, vault_option
+from engram.cli.memory_cmds import fact_json_line, fact_line, vault_option
+from engram.cli.remote import daemon_option
 
 
 @cli.command()
@@ -20,31 +22,75 @@ from engram.cli.memory_cmds import fact_line, vault_option
 @click.option("--tier", "tier_name", type=click.Choice(["structural", "potential", "contextual"]))
 @click.option("--notes", "include_notes", is_flag=True, help="Include ordinary notes too.")
 @click.option("--all-states", is_flag=True, help="Include merged, archived and pruned facts.")
+@click.option(
+    "--deep",
+    is_flag=True,
+    help="Deep search: facts and notes, fused with the facts in Convex when sync is "
+    "configured; each hit says where it came from (local, convex, both).",
+)
 @click.option("-n", "n", type=click.IntRange(min=1), default=10, show_default=True)
 @vault_option
+@daemon_option
 @pass_state
 def recall(
     state: State,
     query: tuple[str, ...],
     all_states: bool,
+    deep: bool,
     vault: str | None,
     as_json: bool,
+    no_daemon: bool,
     **options: Any,
 ) -> None:
     """Recall facts: relevance × importance × recency. Date phrases in QUERY
     ("this week", "yesterday", "since 2026-01-01") filter by date."""
+    text = " ".join(query)
+    if deep:
+        deep_search(state, text, options, all_states, vault, as_json, no_daemon)
+        return
     states = ("active", "dormant", "merged", "archived", "pruned") if all_states else None
-    hits = state.engram.recall(" ".join(query), vault=vault, states=states, **options)
+    hits = remote_memory.recall(state, no_daemon, text, vault=vault, states=states, **options)
     if as_json:
-        echo_json([h.to_dict() for h in hits])
+        echo_json(hits)
         return
     if not hits:
         click.echo("nothing recalled")
     for h in hits:
-        if h.fact is not None:
-            click.echo(f"{h.score:.3f}  {fact_line(h.fact)}")
-        else:
-            click.echo(f"{h.score:.3f}  note      {h.title}  — {h.path}")
+        click.echo(f"{h['score']:.3f}  {hit_line(h)}")
+
+
+def deep_search(
+    state: State,
+    text: str,
+    options: dict[str, Any],
+    all_states: bool,
+    vault: str | None,
+    as_json: bool,
+    no_daemon: bool,
+) -> None:
+    """`recall --deep`: the hits with their source, then the search's notes."""
+    filters = ("fact_type", "tags", "scope", "since", "until", "tier_name")
+    if all_states or any(options[name] for name in filters):
+        raise click.UsageError("--deep takes no filters: it searches every live fact and note")
+    if not text.strip():
+        raise click.UsageError("--deep needs a query")
+    found = remote_memory.deep_search(state, no_daemon, text, options["n"], vault)
+    if as_json:
+        echo_json(found)
+        return
+    if not found["results"]:
+        click.echo("nothing found")
+    for h in found["results"]:
+        click.echo(f"{h['score']:.4f}  {h['source']:6}  {hit_line(h)}")
+    for note in found["notes"]:
+        click.echo(f"note: {note}")
+
+
+def hit_line(hit: dict[str, Any]) -> str:
+    """A recall hit (JSON shape) for people: the fact's line, or the note's title and path."""
+    if hit.get("kind") == "note":
+        return f"note      {hit['title']}  — {hit['path']}"
+    return fact_json_line(hit)
 
 
 @cli.command()

@@ -168,6 +168,104 @@ def test_cli_uses_the_daemon_with_the_same_results(
     assert after.returncode == 0 and json.loads(after.stdout)
 
 
+FACT = """---
+id: {id}
+title: {title}
+factType: decision
+source: cli
+createdBy: test
+scope: default
+timestamp: 2999-01-01T00:00:00Z
+updatedAt: 2999-01-01T00:00:00Z
+tags:
+- payments
+importanceScore: {importance}
+confidence: 0.9
+lifecycleState: active
+lastEditedBy: system
+---
+
+{text}
+"""
+
+
+def write_facts(vault: Path) -> None:
+    """Two decisions dated in the future: their recency is exactly 1, so scores do not move
+    between the daemon's call and the in-process one."""
+    for fid, title, importance, text in (
+        ("a" * 32, "Stripe for payments", 0.9, "We chose Stripe as the payment provider."),
+        ("b" * 32, "Invoices monthly", 0.5, "Invoices for payments go out monthly by email."),
+    ):
+        folder = vault / "Engram" / "decisions"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"{title.lower().replace(' ', '-')}-{fid[:8]}.md").write_text(
+            FACT.format(id=fid, title=title, importance=importance, text=text)
+        )
+
+
+def without_access_counts(text: str) -> Any:
+    """A recall's JSON minus accessCount, which every recall raises by one."""
+    data = json.loads(text)
+    hits = data["results"] if isinstance(data, dict) else data
+    for hit in hits:
+        hit.pop("accessCount", None)
+    return data
+
+
+def test_cli_semantic_search_and_recall_use_the_daemon_with_the_same_results(
+    daemons: list[Daemon], env: dict[str, str], tiny_vault: Path, tmp_path: Path, tiny: Any
+) -> None:
+    write_facts(tiny_vault)
+    env = {**env, "ENGRAM_EMBED_MODEL": str(tiny.embed)}
+    d = start(daemons, env, tiny_vault, tmp_path, "--no-watch")
+    d.wait_ready()
+
+    def embedded() -> bool:
+        st = d.call("GET", "/v1/status")[1]
+        return bool(st["indexing"]["state"] == "idle" and st["chunks"] == st["embedded"] > 0)
+
+    wait_for(embedded, 60, "the first index and embeddings")
+    query, deep = "POST /v1/query", "POST /v1/memory/deep-search"
+    cases = [
+        (query, ("vsearch", "pricing tiers", "--json")),
+        (query, ("vsearch", "espresso café", "-n", "2")),
+        (query, ("query", "pricing decision", "--json")),
+        (query, ("query", "espresso", "--md")),
+        ("POST /v1/recall", ("recall", "payment provider")),
+        ("POST /v1/recall", ("recall", "payments", "--json")),
+        ("POST /v1/recall", ("recall", "payments", "--type", "decision", "--tag", "payments")),
+        ("POST /v1/recall", ("recall", "pricing", "--notes", "--json")),
+        (deep, ("recall", "--deep", "payments")),
+        (deep, ("recall", "--deep", "Stripe", "-n", "1", "--json")),
+    ]
+    for route, args in cases:
+        before = requests_logged(d, route)
+        remote = engram(env, *args)
+        assert remote.returncode == 0, remote.stderr
+        assert requests_logged(d, route) == before + 1, args  # it really asked the daemon
+        local = engram(env, *args, "--no-daemon")
+        assert local.returncode == 0, local.stderr
+        assert requests_logged(d, route) == before + 1  # ...and --no-daemon did not
+        if args[0] == "recall" and "--json" in args:
+            assert without_access_counts(remote.stdout) == without_access_counts(local.stdout)
+        else:
+            assert remote.stdout == local.stdout, args
+        assert remote.stdout.strip(), args
+    shown = engram(env, "recall", "--deep", "payments").stdout
+    assert "local   " in shown and "Stripe for payments" in shown
+    assert "note: local only: sync is not configured" in shown
+    recalled = engram(env, "recall", "payment provider").stdout.splitlines()
+    assert "aaaaaaaa  [decision|i=0.90]  Stripe for payments" in recalled[0]
+    # what the daemon's recall route cannot express runs in-process, with the same output
+    before = requests_logged(d, "POST /v1/recall")
+    for args in (("recall", "payments", "--scope", "default"), ("recall",)):
+        remote, local = engram(env, *args), engram(env, *args, "--no-daemon")
+        assert remote.returncode == 0 and remote.stdout == local.stdout, args
+    assert requests_logged(d, "POST /v1/recall") == before
+    refused = engram(env, "recall", "--deep", "payments", "--type", "decision")
+    assert refused.returncode == 2 and "--deep takes no filters" in refused.stderr
+
+
 def make_vault(root: Path, notes: int) -> Path:
     words = [
         "alpha",
