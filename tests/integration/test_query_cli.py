@@ -116,3 +116,62 @@ def test_bad_filter_flags_are_usage_errors(example: Engram, flags: list[str], me
 
     with pytest.raises(InvalidInputError, match=message):
         CliRunner().invoke(cli, ["search", "coffee", *flags], catch_exceptions=False)
+
+
+def test_status_shows_models_and_the_query_stages_that_would_run(  # type: ignore[no-untyped-def]
+    example: Engram, tiny, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ENGRAM_RERANK_MODEL", str(tiny.rerank))
+    monkeypatch.setenv("ENGRAM_GENERATE_MODEL", str(tiny.chat))
+    info = json.loads(invoke("status", "--json").stdout)
+    assert info["models"]["rerank"] == {
+        "id": "rerank",
+        "state": "available",
+        "spec": str(tiny.rerank),
+    }
+    assert info["models"]["generate"]["state"] == "available"
+    assert info["queryStages"] == {
+        "keyword": "on",
+        "vector": "on",
+        "expansion": "on (loads on first query)",
+        "rerank": "on (loads on first query)",
+    }
+    human = invoke("status").stdout
+    emb = info["embeddings"]
+    assert "vector search: available" in human
+    assert f"embeddings: {emb['embedded']}/{emb['chunks']} passages embedded (embed@" in human
+    assert "rerank model:   rerank (available)" in human
+    assert "query stages: keyword on, vector on, expansion on (loads on first query)" in human
+
+    junk = tmp_path / "junk.gguf"
+    junk.write_bytes(b"GGUF" + b"\0" * 64)
+    monkeypatch.setenv("ENGRAM_RERANK_MODEL", str(junk))
+    monkeypatch.setenv("ENGRAM_GENERATE_MODEL", str(tiny.embed))  # an encoder: cannot generate
+    monkeypatch.setenv("ENGRAM_EMBED_MODEL", str(tiny.embed_q8))  # not the model of the vectors
+    stages = json.loads(invoke("status", "--json").stdout)["queryStages"]
+    assert stages["rerank"].startswith("off (reranker model unavailable: ")
+    assert "junk.gguf is not a readable GGUF file" in stages["rerank"]
+    assert stages["expansion"].startswith("off (generator model unavailable: embed.gguf is an")
+    assert stages["vector"].startswith("off (the index holds vectors of embed@")
+    monkeypatch.delenv("ENGRAM_EMBED_MODEL")
+    monkeypatch.setenv("ENGRAM_EMBED_MODEL", str(tiny.embed))
+    ran = Engram(config.resolve(os.environ)).query_run("pricing")
+    assert ran.stages["rerank"].startswith("off (reranker model unavailable")
+    assert ran.stages["expansion"].startswith("off (generator model unavailable")
+
+
+def test_status_without_models_says_why_each_stage_is_off(
+    xdg: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ENGRAM_EMBED_MODEL", "off")
+    Engram(config.resolve(os.environ)).collection_add(str(EXAMPLE), "example")
+    info = json.loads(invoke("status", "--json").stdout)
+    assert info["queryStages"] == {
+        "keyword": "on",
+        "vector": "off (no embed model configured)",
+        "expansion": "off (no generator model)",
+        "rerank": "off (no reranker model)",
+    }
+    human = invoke("status").stdout
+    assert "embeddings: 0/0 passages embedded (no model yet)" in human
+    assert "embed model:    - (not configured)" in human

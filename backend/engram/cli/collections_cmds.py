@@ -238,6 +238,21 @@ def status(state: State, as_json: bool) -> None:
         click.echo(f"  {c['name']}: {c['documents']} docs in {c['path']} ({c['pattern']})")
     if info["warnings"]:
         click.echo(f"{info['warnings']} notes were indexed with warnings (see: engram doctor)")
+    vec = info["vectorSearch"]
+    click.echo(
+        "vector search: " + ("available" if vec["available"] else f"unavailable: {vec['error']}")
+    )
+    emb = info["embeddings"]
+    model = f"{emb['model']}, dim {emb['dim']}" if emb["model"] else "no model yet"
+    click.echo(
+        f"embeddings: {emb['embedded']}/{emb['chunks']} passages embedded ({model}); "
+        f"{emb['queued']} queued, {emb['documentsChunked']}/{info['documents']} documents chunked"
+    )
+    for role, m in info["models"].items():
+        what = m["state"] if m["spec"] else "not configured"
+        click.echo(f"{role + ' model:':15} {m['id'] or '-'} ({what})")
+    stages = ", ".join(f"{name} {how}" for name, how in info["queryStages"].items())
+    click.echo(f"query stages: {stages}")
 
 
 @cli.command()

@@ -13,18 +13,6 @@ from typing import Any
 from .protocols import GGUFInfo, ModelError, Prompts
 
 _POOLING = {0: "none", 1: "mean", 2: "cls", 3: "last", 4: "rank"}
-# encoder-only architectures: they embed or classify text but cannot generate it
-ENCODER_ARCHS = (
-    "bert",
-    "nomic-bert",
-    "jina-bert-v2",
-    "jina-bert-v3",
-    "modern-bert",
-    "neo-bert",
-    "eurobert",
-    "xlm-roberta",
-    "t5encoder",
-)
 _SHA_MEMO: dict[tuple[str, int, int], str] = {}
 _SHA_LOCK = threading.Lock()
 
@@ -64,16 +52,17 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
+def read_kind(path: Path) -> tuple[str, str]:
+    """(architecture, pooling) from the header alone: cheap even for a large model."""
+    meta, _ = _checked_header(path)
+    arch = str(meta.get("general.architecture", "unknown"))
+    return arch, _pooling(meta, arch)
+
+
 def read_info(path: Path) -> GGUFInfo:
     """Metadata of a GGUF file: architecture, sizes, pooling, quantization, tokenizer."""
-    try:
-        meta, tensor_types = read_header(path)
-    except FileNotFoundError:
-        raise ModelError(f"model file {path} does not exist") from None
-    except (OSError, ValueError, struct.error) as exc:
-        raise ModelError(f"{path} is not a readable GGUF file ({exc})") from None
+    meta, tensor_types = _checked_header(path)
     arch = str(meta.get("general.architecture", "unknown"))
-    pooling = meta.get(f"{arch}.pooling_type")
     name = str(meta.get("general.name") or path.stem)
     return GGUFInfo(
         path=path,
@@ -86,7 +75,7 @@ def read_info(path: Path) -> GGUFInfo:
         max_seq_length=int(meta.get("engram.max_seq_length", 0)),
         embedding_length=int(meta.get(f"{arch}.embedding_length", 0)),
         block_count=int(meta.get(f"{arch}.block_count", 0)),
-        pooling=_POOLING.get(int(pooling), "unspecified") if pooling is not None else "unspecified",
+        pooling=_pooling(meta, arch),
         tokenizer=str(meta.get("tokenizer.ggml.model", "")),
         vocab_size=int(meta.get("tokenizer.ggml.tokens", 0)),
         n_tensors=len(tensor_types),
@@ -96,6 +85,20 @@ def read_info(path: Path) -> GGUFInfo:
             name, path.name, meta.get("engram.prompt.query"), meta.get("engram.prompt.document")
         ),
     )
+
+
+def _checked_header(path: Path) -> tuple[dict[str, Any], list[int]]:
+    try:
+        return read_header(path)
+    except FileNotFoundError:
+        raise ModelError(f"model file {path} does not exist") from None
+    except (OSError, ValueError, struct.error) as exc:
+        raise ModelError(f"{path} is not a readable GGUF file ({exc})") from None
+
+
+def _pooling(meta: dict[str, Any], arch: str) -> str:
+    pooling = meta.get(f"{arch}.pooling_type")
+    return _POOLING.get(int(pooling), "unspecified") if pooling is not None else "unspecified"
 
 
 # GGUF value types -> struct format (8 = string, 9 = array)

@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from . import roles
 from .ggufinfo import read_info
 from .protocols import GGUFInfo, ModelError, Vector
 
@@ -181,8 +182,9 @@ class LlamaEmbedder:
         self, path: Path, n_threads: int = 2, max_tokens: int | None = None, n_batch: int = N_BATCH
     ) -> None:
         info = read_info(path)
-        if info.pooling == "rank":
-            raise ModelError(f"{path.name} is a reranker (RANK pooling), not an embedding model")
+        reason = roles.problem(info.architecture, info.pooling, "embed", path.name)
+        if reason:
+            raise ModelError(reason)
         self.info: GGUFInfo = info
         self.llm = open_llama(
             path,

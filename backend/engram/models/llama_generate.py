@@ -5,8 +5,9 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+from . import roles
 from .expand import chat_messages, completion_prompt, parse_expansions
-from .ggufinfo import ENCODER_ARCHS, read_info
+from .ggufinfo import read_info
 from .llama import N_BATCH, cached, open_llama
 from .protocols import ModelError
 
@@ -20,13 +21,9 @@ class LlamaGenerator:
 
     def __init__(self, path: Path, n_threads: int = 2, n_ctx: int = 2048) -> None:
         info = read_info(path)
-        if info.architecture in ENCODER_ARCHS:
-            # llama.cpp would load it and then fail on the first token (no KV cache)
-            raise ModelError(
-                f"{path.name} is an encoder model ({info.architecture}: it embeds or ranks "
-                "text), not a text generator: query expansion needs a decoder GGUF "
-                "(a small instruct model)"
-            )
+        reason = roles.problem(info.architecture, info.pooling, "generate", path.name)
+        if reason:
+            raise ModelError(reason)
         self.model_id = info.model_id
         self.llm = open_llama(
             path,

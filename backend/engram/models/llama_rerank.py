@@ -19,7 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from .ggufinfo import ENCODER_ARCHS, read_info
+from . import roles
+from .ggufinfo import read_info
 from .llama import N_BATCH, SequenceDecoder, cached, lib, open_llama, special_layout
 from .protocols import ModelError
 
@@ -41,12 +42,10 @@ _PLAIN_SUFFIX = "\nAnswer:"
 def load_reranker(path: Path, n_threads: int = 2) -> CrossEncoderReranker | LLMReranker:
     """The process-wide reranker for `path`: cross-encoder or LLM judge, from its metadata."""
     info = read_info(path)
-    if info.architecture in ENCODER_ARCHS:
-        if info.pooling != "rank":
-            raise ModelError(
-                f"{path.name} is an embedding model ({info.pooling} pooling), "
-                "not a reranker: a cross-encoder GGUF has RANK pooling"
-            )
+    reason = roles.problem(info.architecture, info.pooling, "rerank", path.name)
+    if reason:
+        raise ModelError(reason)
+    if info.architecture in roles.ENCODER_ARCHS:
         return cached(("rerank-ce", n_threads), path, lambda: CrossEncoderReranker(path, n_threads))
     return cached(("rerank-llm", n_threads), path, lambda: LLMReranker(path, n_threads))
 

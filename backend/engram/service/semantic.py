@@ -237,27 +237,6 @@ class SemanticMixin(RetrievalMixin):
             if int(h.doc[0]) != int(row["id"])
         ][:n]
 
-    def model_status(self) -> dict[str, dict[str, str]]:
-        """Each role's model for the status bar: id and loaded / available / missing."""
-        out = {}
-        for role in ROLES:
-            spec = self.model_spec(role)
-            loaded = {
-                "embed": self._embedder,
-                "rerank": getattr(self, "_reranker", None),
-                "generate": getattr(self, "_generator", None),
-            }[role]
-            if loaded is not None:
-                out[role] = {"id": loaded.model_id, "state": "loaded"}
-            elif spec is None:
-                out[role] = {"id": "", "state": "missing"}  # not configured
-            else:
-                try:
-                    out[role] = {"id": self.model_path(role).stem, "state": "available"}
-                except UnavailableError:
-                    out[role] = {"id": spec, "state": "missing"}
-        return out
-
     def embedding_state(self) -> dict[str, Any]:
         """Which model the stored vectors belong to, and how much is embedded."""
         conn = self.db.conn

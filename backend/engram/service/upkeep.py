@@ -15,13 +15,13 @@ from engram.errors import InvalidInputError
 from engram.search import evaluate
 from engram.search.results import SearchResult
 from engram.service.core import Check
-from engram.service.hybrid import HybridMixin
+from engram.service.model_health import ModelHealthMixin
 from engram.store import admin, vectors
 from engram.store import documents as docs
 from engram.store.db import driver_info
 
 
-class UpkeepMixin(HybridMixin):
+class UpkeepMixin(ModelHealthMixin):
     """status, cleanup, doctor, bench."""
 
     def status(self) -> dict[str, Any]:
@@ -52,6 +52,8 @@ class UpkeepMixin(HybridMixin):
             **admin.totals(conn),
             "vectorSearch": {"available": self.db.vec_available, "error": self.db.vec_error},
             "embeddings": self.embedding_state(),
+            "models": self.model_status(),
+            "queryStages": self.query_stages(),
         }
 
     def cleanup(self) -> dict[str, int]:

@@ -137,7 +137,7 @@ def test_generator_errors_inside_llama_cpp_become_model_errors(
     (no KV cache); the caller must get a ModelError, not an AssertionError."""
     import engram.models.llama_generate as gen
 
-    monkeypatch.setattr(gen, "ENCODER_ARCHS", ())
+    monkeypatch.setattr(gen.roles, "ENCODER_ARCHS", ())
     with pytest.raises(ModelError, match="query expansion failed"):
         gen.LlamaGenerator(tiny.embed).expand("cat garden")
 
