@@ -175,3 +175,29 @@ def test_status_without_models_says_why_each_stage_is_off(
     human = invoke("status").stdout
     assert "embeddings: 0/0 passages embedded (no model yet)" in human
     assert "embed model:    - (not configured)" in human
+
+
+def test_explain_json_carries_the_stage_summary(  # type: ignore[no-untyped-def]
+    example: Engram, tiny, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ENGRAM_RERANK_MODEL", str(tiny.rerank))
+    monkeypatch.setenv("ENGRAM_GENERATE_MODEL", str(tiny.chat))
+    words = "subscribers pausing deliveries"
+    out = json.loads(invoke("query", words, "--explain", "--json", "--no-daemon").stdout)
+    assert set(out) == {"results", "stages", "expansions", "notices"}
+    assert out["stages"]["vector"] == "ran" and out["stages"]["rerank"].startswith("ran")
+    assert out["stages"]["expansion"].startswith("ran")  # no strong keyword hit to skip it
+    assert out["expansions"] and all(isinstance(e, str) for e in out["expansions"])
+    assert out["notices"] == []
+    assert out["results"] and all(r["explain"]["lists"] for r in out["results"])
+    human = invoke("query", words, "--explain", "--no-daemon")
+    for stage, what in out["stages"].items():
+        assert f"stage {stage}: {what}" in human.stderr
+    for i, text in enumerate(out["expansions"], 1):
+        assert f"expansion {i}: {text}" in human.stderr
+    plain = json.loads(invoke("query", words, "--json", "--no-daemon").stdout)
+    assert isinstance(plain, list) and [r["path"] for r in plain] == [
+        r["path"] for r in out["results"]
+    ]
+    csv_out = invoke("query", words, "--explain", "--csv", "--no-daemon")
+    assert csv_out.stdout.startswith("docid,score") and "stage rerank: ran" in csv_out.stderr

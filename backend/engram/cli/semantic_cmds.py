@@ -203,7 +203,12 @@ def vsearch(
     show_default=True,
     help="How many fused candidates the reranker rescores.",
 )
-@click.option("--explain", is_flag=True, help="Show each stage's ranks and scores per result.")
+@click.option(
+    "--explain",
+    is_flag=True,
+    help="Show which stages ran and each result's ranks and scores (with --json: an object "
+    "with results, stages, expansions and notices).",
+)
 @daemon_option
 @pass_state
 def query(
@@ -247,7 +252,18 @@ def query(
     )
     for notice in notices:
         warn(notice)
-    if explain and fmt == "human":
+    if explain and fmt == "json":
+        # the stage summary belongs in the document a program reads, as in the HTTP API
+        echo_json(
+            {
+                "results": [r.to_dict() for r in results],
+                "stages": stages,
+                "expansions": list(expansions),
+                "notices": list(notices),
+            }
+        )
+        return
+    if explain:
         click.echo(render_explain(stages, tuple(expansions)), err=True)
     if not results and fmt == "human":
         click.echo("no results", err=True)
