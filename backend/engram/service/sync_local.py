@@ -44,6 +44,10 @@ class _Raced(Exception):
     """The note changed between reading and writing it: decide again."""
 
 
+class _Blocked(Exception):
+    """A remote change cannot be applied before a write in flight is confirmed."""
+
+
 class VaultSync:
     """`LocalSide` of the sync engine for one vault (blocking calls on the index and notes)."""
 
@@ -124,6 +128,8 @@ class VaultSync:
                     self._now(),
                 )
             sync_store.done(conn, op.seq)
+        if op.kind == "upsert":
+            self._requeue(op)  # the note may have changed again while the op was in flight
         if status == "moot":
             return {}
         if op.kind == "delete":
@@ -166,12 +172,20 @@ class VaultSync:
 
     def apply(self, changes: list[dict[str, Any]], next_cursor: str) -> dict[str, int]:
         """Apply a page of remote changes, then move the cursor past it."""
-        counts: Counter[str] = Counter(pulled=len(changes))
+        counts: Counter[str] = Counter()
         applied: list[Fact] = []
-        for change in changes:
-            counts.update(self._reconcile(change, pushing=False, applied=applied))
+        cursor = next_cursor
+        for i, change in enumerate(changes):
+            try:
+                counts.update(self._reconcile(change, pushing=False, applied=applied))
+            except _Blocked:
+                # stop just before this change; the next run, after the push, resumes here
+                cursor = _position(changes[i - 1]) if i else self.cursor() or ""
+                counts["deferred"] += 1
+                break
+            counts["pulled"] += 1
         with self.eng.db.write() as conn:
-            sync_store.set_cursor(conn, self.v.name, next_cursor or None)
+            sync_store.set_cursor(conn, self.v.name, cursor or None)
         if applied:
             self.eng._record(self.v, *applied)
         return dict(counts)
@@ -202,10 +216,10 @@ class VaultSync:
         state = sync_store.agreed(conn, fid)
         if not fid:
             return {"skipped": 1}
-        if not pushing and (
-            (state is not None and state.version >= version) or sync_store.has_pending(conn, fid)
-        ):
-            return {}  # our own write coming back, or a push will merge it
+        if not pushing and state is not None and state.version >= version:
+            return {}  # our own write coming back, or older than what we have
+        if not pushing and sync_store.in_flight(conn, fid):
+            raise _Blocked  # a write we sent may be this very change: wait for its outcome
         theirs = normalized(remote_fields(remote))
         theirs_hash = content_hash(theirs)
         tomb = remote.get("deletedAt") is not None
@@ -344,6 +358,11 @@ def indexed_fact(conn: Any, row: Any) -> Fact:
     data = json.loads(row["frontmatter"] or "{}")
     body = split_frontmatter(content_text(conn, row["hash"]) or "")[1]
     return fmt.from_props(data, body, str(row["path"]))
+
+
+def _position(change: dict[str, Any]) -> str:
+    """The pull cursor just after a change (`<changeSeq>:<externalId>`, docs/convex.md)."""
+    return f"{change['changeSeq']}:{change['externalId']}"
 
 
 def _version(value: dict[str, Any], default: int) -> int:

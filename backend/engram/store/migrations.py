@@ -222,8 +222,8 @@ def m006_drop_links_target_index(conn: Any) -> None:
 
 def m007_sync(conn: Any) -> None:
     """Convex sync bookkeeping: what was last agreed per fact, the outbox, the pull cursor
-    and conflicts. A synced fact whose row disappears (its note deleted) queues a delete in
-    the same transaction, whatever deleted it."""
+    and conflicts. A fact that synced, or has a write queued, queues a delete when its row
+    disappears (its note deleted), in the same transaction, whatever deleted it."""
     _script(
         conn,
         """
@@ -274,11 +274,14 @@ def m007_sync(conn: Any) -> None:
         """
         CREATE TRIGGER sync_fact_deleted AFTER DELETE ON facts
         WHEN EXISTS (SELECT 1 FROM sync_state s WHERE s.fact_id = OLD.id AND s.deleted = 0)
+          OR EXISTS (SELECT 1 FROM sync_outbox o WHERE o.fact_id = OLD.id AND o.parked = 0)
         BEGIN
             INSERT INTO sync_outbox (vault, fact_id, kind, op_id, created_at)
-            SELECT s.vault, OLD.id, 'delete', lower(hex(randomblob(16))),
+            SELECT vault, OLD.id, 'delete', lower(hex(randomblob(16))),
                    strftime('%Y-%m-%dT%H:%M:%SZ', 'now')
-            FROM sync_state s WHERE s.fact_id = OLD.id;
+            FROM (SELECT vault FROM sync_state WHERE fact_id = OLD.id
+                  UNION ALL SELECT vault FROM sync_outbox WHERE fact_id = OLD.id)
+            LIMIT 1;
         END
         """
     )

@@ -146,6 +146,15 @@ def has_pending(conn: Any, fact_id: str) -> bool:
     return row is not None
 
 
+def in_flight(conn: Any, fact_id: str) -> bool:
+    """True when an op for the fact was sent and its outcome is not known yet."""
+    row = conn.execute(
+        "SELECT 1 FROM sync_outbox WHERE fact_id = ? AND parked = 0 AND attempts > 0 LIMIT 1",
+        (fact_id,),
+    ).fetchone()
+    return row is not None
+
+
 def count_pending(conn: Any, vault: str) -> int:
     """How many ops wait to be sent."""
     row = conn.execute(

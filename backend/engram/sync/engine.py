@@ -36,6 +36,7 @@ class SyncReport:
     updated: int = 0
     archived: int = 0
     skipped: int = 0
+    deferred: int = 0  # remote changes left for the next run (a write of ours in flight)
     retries: int = 0
     error: str | None = None
     hint: str | None = None
@@ -57,7 +58,7 @@ class SyncReport:
             f"pulled {self.pulled} (created {self.created}, updated {self.updated}, "
             f"archived {self.archived})",
         ]
-        for name in ("deleted", "merged", "conflicts", "parked", "retries"):
+        for name in ("deleted", "merged", "conflicts", "parked", "deferred", "retries"):
             if getattr(self, name):
                 parts.append(f"{name} {getattr(self, name)}")
         return ", ".join(parts) + (f"; stopped: {self.error}" if self.error else "")
@@ -184,6 +185,10 @@ class SyncEngine:
             )
             changes = list(page.get("changes") or [])
             cursor = str(page.get("nextCursor") or cursor or "")
-            report.add(await self._local(self.local.apply, changes, cursor))
+            counts = await self._local(self.local.apply, changes, cursor)
+            report.add(counts)
+            if counts.get("deferred"):
+                report.notes.append("some remote changes wait until our writes are confirmed")
+                return
             if page.get("isDone", True):
                 return

@@ -360,3 +360,51 @@ def test_deep_search_fuses_convex_and_local_by_fact_id(machine: Machine, double:
     double.fault(kind="down", ms=1500)
     offline = a.deep_search("espresso", n=5, vault="vault")
     assert offline.sources == ("local",) and "Convex did not answer" in offline.notes[0]
+
+
+def test_a_fact_deleted_before_its_first_push_is_tombstoned_not_left_live(
+    machine: Machine, double: Double
+) -> None:
+    a = machine("a")
+    fact = a.fact_add("A fact a person deletes at once.")
+    (vault(a) / a.fact_get(fact.id).path).unlink()
+    a.update(["vault"])
+    a.sync_now()
+    assert double.facts()[fact.id]["deletedAt"] is not None
+    assert_converged(double, a)
+
+
+def _unconfirmed_edit(a: Engram, double: Double, fact_id: str) -> None:
+    """A human edit whose push commits in Convex but whose every reply is lost."""
+    edit(a, a.fact_get(fact_id).path, "ten", "eleven")
+    double.fault(kind="commit_then_drop", count=10, path="facts:upsert")
+    assert a.sync_now().error is not None
+    double.control("DELETE", "faults")
+    assert double.facts()[fact_id]["version"] == 2  # committed, though we do not know it
+
+
+def test_a_revert_while_a_write_is_unconfirmed_is_still_sent(
+    machine: Machine, double: Double
+) -> None:
+    a = machine("a")
+    fact = a.fact_add("The queue holds ten jobs.")
+    a.sync_now()
+    _unconfirmed_edit(a, double, fact.id)
+    edit(a, a.fact_get(fact.id).path, "eleven", "ten")  # the person changes their mind
+    a.sync_now()
+    assert "ten jobs" in double.facts()[fact.id]["text"]
+    assert_converged(double, a)
+
+
+def test_a_pull_waits_behind_an_unconfirmed_write(machine: Machine, double: Double) -> None:
+    a, b = machine("a"), machine("b")
+    fact = a.fact_add("The queue holds ten jobs.\n\nWorkers: two.")
+    a.sync_now(), b.sync_now()
+    _unconfirmed_edit(a, double, fact.id)
+    edit(b, b.fact_get(fact.id).path, "Workers: two.", "Workers: four.")
+    b.sync_now()
+    report = a.sync_now(push=False)
+    assert report.deferred == 1 and report.updated == 0
+    a.sync_now(), b.sync_now()
+    assert a.fact_get(fact.id).text == "The queue holds eleven jobs.\n\nWorkers: four."
+    assert_converged(double, a, b)
