@@ -50,6 +50,7 @@ export default class EngramPlugin extends Plugin {
 		this.reporter = new ActiveNoteReporter((note) => this.client.activeNote(note), windowTimers);
 		this.register(() => {
 			this.unloaded = true;
+			void this.reporter.clear(); // agents must not see a note in an Obsidian that is gone
 			this.monitor.dispose();
 			this.sync.dispose();
 			this.reporter.dispose();
@@ -82,7 +83,8 @@ export default class EngramPlugin extends Plugin {
 			registerVaultSync(this, this.sync, () => this.settings.autoSync);
 			registerActiveNoteEvents(this, () => {
 				if (this.settings.reportActiveNote && isOnline(this.monitor.state)) {
-					this.reporter.update(currentActiveNote(this));
+					const note = currentActiveNote(this);
+					if (note !== undefined) this.reporter.update(note);
 				}
 			});
 			void this.startup();
@@ -92,6 +94,7 @@ export default class EngramPlugin extends Plugin {
 
 	async saveSettings(): Promise<void> {
 		await this.saveData(this.settings);
+		if (!this.settings.reportActiveNote) void this.reporter.clear();
 		this.restartPolling();
 	}
 
@@ -155,8 +158,16 @@ export default class EngramPlugin extends Plugin {
 
 	private restartPolling(): void {
 		if (this.pollTimer !== null) window.clearInterval(this.pollTimer);
-		this.pollTimer = window.setInterval(() => void this.monitor.poll(), this.settings.pollIntervalSeconds * 1000);
+		this.pollTimer = window.setInterval(() => void this.poll(), this.settings.pollIntervalSeconds * 1000);
 		this.registerInterval(this.pollTimer);
+	}
+
+	/** Refresh the status, and keep the backend's view of the active note alive. */
+	private async poll(): Promise<void> {
+		const state = await this.monitor.poll();
+		if (!this.unloaded && isOnline(state) && this.settings.reportActiveNote) {
+			this.reporter.refresh(currentActiveNote(this));
+		}
 	}
 
 	/** First contact: use a live backend, or start one when configured to. */

@@ -175,6 +175,7 @@ describe("EngramClient", () => {
 		await client.index({ paths: ["a.md"] });
 		await client.index();
 		await client.activeNote({ path: "a.md", selection: "", cursorLine: 1 });
+		await client.activeNote(null);
 		expect(sent.map((r) => `${r.method} ${r.url.replace("http://127.0.0.1:1", "")}`)).toEqual([
 			"POST /v1/query",
 			"GET /v1/notes/metadata?path=a+b%2F%C3%A9.md",
@@ -183,7 +184,9 @@ describe("EngramClient", () => {
 			"POST /v1/index",
 			"POST /v1/index",
 			"POST /v1/active-note",
+			"POST /v1/active-note",
 		]);
+		expect(JSON.parse(sent[7]?.body ?? "")).toEqual({ path: null });
 		expect(JSON.parse(sent[0]?.body ?? "")).toEqual({ q: "x", mode: "search", n: 20 });
 		expect(JSON.parse(sent[3]?.body ?? "")).toEqual({ path: "a.md", selection: "sel" });
 		expect(sent[5]?.body).toBeUndefined();

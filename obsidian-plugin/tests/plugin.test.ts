@@ -292,6 +292,54 @@ describe("auto-sync", () => {
 		await h.tick(1000);
 		expect(h.fake.activeNotes).toHaveLength(1);
 	});
+
+	it("re-sends the open note every minute, so the backend knows it is still open", async () => {
+		const h = await createHarness();
+		await openNote(h, "Alpha.md");
+		await h.tick(500);
+		expect(h.fake.activeNotes).toEqual([{ path: "Alpha.md", selection: "", cursorLine: 1 }]);
+		await h.tick(55_000);
+		expect(h.fake.activeNotes).toHaveLength(1); // unchanged, and not yet a minute
+		await h.tick(10_000);
+		expect(h.fake.activeNotes).toEqual([
+			{ path: "Alpha.md", selection: "", cursorLine: 1 },
+			{ path: "Alpha.md", selection: "", cursorLine: 1 },
+		]);
+	});
+
+	it("withdraws the active note when no note is open, and keeps it while a sidebar has focus", async () => {
+		const h = await createHarness();
+		await openNote(h, "Alpha.md");
+		await h.tick(500);
+		h.app.commands.executeCommandById("engram:open-fact-panel", h.app);
+		await h.tick(1000);
+		expect(h.fake.activeNotes).toHaveLength(1); // the fact panel has focus; Alpha is still open
+		await openNote(h, "Beta.md");
+		await h.tick(500);
+		expect(h.fake.activeNotes.at(-1)).toEqual({ path: "Beta.md", selection: "", cursorLine: 1 });
+		h.app.workspace.getActiveViewOfType(MarkdownView)?.leaf.detach(); // the last tab closes
+		await h.tick(500);
+		expect(h.fake.activeNotes.at(-1)).toEqual({ path: null });
+		await h.tick(120_000);
+		expect(h.fake.activeNotes).toHaveLength(3); // nothing open: nothing more to say
+	});
+
+	it("withdraws the active note on unload and when sharing is turned off", async () => {
+		const h = await createHarness();
+		await openNote(h, "Alpha.md");
+		await h.tick(500);
+		h.plugin.settings.reportActiveNote = false;
+		await h.plugin.saveSettings();
+		await h.tick();
+		expect(h.fake.activeNotes.at(-1)).toEqual({ path: null });
+		h.plugin.settings.reportActiveNote = true;
+		await h.plugin.saveSettings();
+		await h.tick(5000); // the next status poll reports it again
+		expect(h.fake.activeNotes.at(-1)).toEqual({ path: "Alpha.md", selection: "", cursorLine: 1 });
+		h.plugin.unload();
+		await h.tick();
+		expect(h.fake.activeNotes.at(-1)).toEqual({ path: null });
+	});
 });
 
 describe("settings and status modal", () => {

@@ -311,6 +311,9 @@ async def test_a_running_daemon_answers_for_the_mcp_server(vault: Path, tmp_path
     d = Daemon({}, vault, tmp_path / "serve.log", "--no-watch")
     try:
         d.wait_ready()
+        async with session(tmp_path / "mcp.log") as s:
+            silent = await call(s, "active_note")  # a daemon, but no plugin has reported
+            assert silent.startswith("no Obsidian is connected: engram serve runs")
         d.call("POST", "/v1/active-note", {"path": "Home.md", "cursorLine": 3})
         async with session(tmp_path / "mcp.log") as s:
             status = json.loads(await call(s, "status"))
@@ -330,8 +333,11 @@ async def test_a_running_daemon_answers_for_the_mcp_server(vault: Path, tmp_path
                 text = await call(s, tool, **args)
                 assert await logs_more(d, route, before), f"{tool} did not use the daemon"
                 assert text
-            note = await call(s, "active_note")
-            assert json.loads(note)["uri"] == "engram://Brewline/Home.md"
+            note = json.loads(await call(s, "active_note"))
+            assert note["uri"] == "engram://Brewline/Home.md" and note["title"] == "Home"
+            assert note["cursorLine"] == 3
+            d.call("POST", "/v1/active-note", {"path": None})  # the plugin unloaded
+            assert "no Obsidian is connected" in await call(s, "active_note")
             stored = json.loads(await call(s, "memory_recall", query="Mondays"))["results"][0]
             assert stored["source"] == "mcp" and stored["createdBy"] == "test-agent"
 

@@ -170,8 +170,9 @@ async def active_note(gw: Gateway, a: dict[str, Any]) -> str:
         )
     if note is None:
         return (
-            f"Obsidian is connected (engram serve, pid {d.pid}) but has not reported an open "
-            "note yet."
+            f"no Obsidian is connected: engram serve runs (pid {d.pid}), but no Engram plugin "
+            "has reported an open note in the last 5 minutes (Obsidian is closed, the plugin "
+            "is off or does not share the active note, or no note is open)."
         )
     uri = f"engram://{d.collection}/{note['path']}" if d.collection else note["path"]
     payload = {"uri": uri, **note}
@@ -268,9 +269,10 @@ TOOLS = (
     Tool(
         "active_note",
         "Note open in Obsidian",
-        "The note the user has open in Obsidian right now (path, cursor line, selected text), "
-        "as the Engram plugin last reported it to the running daemon; include_text adds the "
-        'note itself. Says "no Obsidian is connected" when no daemon runs.',
+        "The note the user has open in Obsidian right now (uri, path, title, cursor line, "
+        "selected text), as the Engram plugin reported it to the running daemon in the last "
+        'few minutes; include_text adds the note itself. Says "no Obsidian is connected" when '
+        "no daemon runs or no plugin has reported.",
         s.obj(
             include_text=s.flag("Also return the note's text."),
             max_chars=s.max_chars(),

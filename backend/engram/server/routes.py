@@ -5,6 +5,7 @@ Each handler parses input, calls one facade method off the event loop, and shape
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from collections.abc import Callable
 from functools import cache
@@ -193,22 +194,48 @@ async def reindex(request: web.Request) -> web.Response:
     return web.json_response({"job": {"id": job.id, "state": job.state}}, status=202)
 
 
+# The plugin re-reports the open note every minute; a report older than this means Obsidian
+# closed without saying so (a crash, a sleeping laptop), and agents must not be told about it.
+ACTIVE_NOTE_STALE_SECONDS = 300
+
+
 @routes.post("/v1/active-note")
 async def set_active_note(request: web.Request) -> web.Response:
-    """Remember the note open in Obsidian (for agents asking what the user is looking at)."""
+    """Remember the note open in Obsidian (for agents asking what the user is looking at);
+    `{"path": null}` forgets it (no note open, or the plugin is unloading)."""
     body = await v.json_body(request)
+    runtime = request.app[RUNTIME]
+    if "path" in body and body["path"] is None:
+        runtime.active_note = None
+        return web.Response(status=204)
     rel = await note_rel(request, v.text(body, "path", required=True, max_len=4096))
     selection = v.text(body, "selection", default="", max_len=200_000) or ""
     line = v.integer(body, "cursorLine", 0, low=0, high=10_000_000)
-    request.app[RUNTIME].active_note = ActiveNote(rel, selection, line, now_iso())
+    runtime.active_note = ActiveNote(rel, selection, line, now_iso())
     return web.Response(status=204)
 
 
 @routes.get("/v1/active-note")
 async def get_active_note(request: web.Request) -> web.Response:
-    """The note last reported open in Obsidian, or null."""
+    """The note last reported open in Obsidian with its title, or null when none was reported
+    in the last ACTIVE_NOTE_STALE_SECONDS."""
     note = request.app[RUNTIME].active_note
-    return web.json_response({"activeNote": note.to_dict() if note else None})
+    if note is None or _age_seconds(note.at) > ACTIVE_NOTE_STALE_SECONDS:
+        return web.json_response({"activeNote": None})
+    app = request.app
+    title = await in_reader(app, app[ENGRAM].note_title, app[CONFIG].collection, note.path)
+    return web.json_response({"activeNote": {**note.to_dict(), "title": title}})
+
+
+def _age_seconds(at: str) -> float:
+    """Seconds since an ISO 8601 time (`now_iso()`); unreadable counts as stale."""
+    try:
+        then = dt.datetime.fromisoformat(at)
+    except ValueError:
+        return float("inf")
+    if then.tzinfo is None:
+        then = then.replace(tzinfo=dt.UTC)
+    return (dt.datetime.now(dt.UTC) - then).total_seconds()
 
 
 @routes.post("/v1/token/rotate")

@@ -24,7 +24,7 @@ CONTEXT_CHARS = 240
 
 
 class LiveMixin(CollectionsMixin):
-    """vault_collection, note_path, indexable, expand_changes."""
+    """vault_collection, note_path, note_title, indexable, expand_changes."""
 
     def vault_collection(self, folder: str | Path) -> str:
         """The collection rooted at `folder`; added (named after the folder) when there is none."""
@@ -63,6 +63,15 @@ class LiveMixin(CollectionsMixin):
         if rel == ".":
             raise UnsafePathError("the path names the vault folder itself, not a note")
         return rel
+
+    def note_title(self, collection: str, rel: str) -> str:
+        """A note's title as the index has it (frontmatter title, first heading, file name);
+        the file name when the note is not indexed yet."""
+        row = admin.document_by_path(self.db.conn, collection, rel)
+        if row is not None and row["title"]:
+            return str(row["title"])
+        name = rel.rsplit("/", 1)[-1]
+        return name[:-3] if name.lower().endswith(".md") else name
 
     def indexable(self, collection: str, rel: str) -> bool:
         """Would the indexer consider this relative path (pattern, ignores, dot-folders)?"""

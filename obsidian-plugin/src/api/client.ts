@@ -140,8 +140,9 @@ export class EngramClient {
 		return this.call("POST", "/v1/index", req, decodeJob);
 	}
 
-	async activeNote(note: ActiveNote): Promise<void> {
-		await this.call("POST", "/v1/active-note", note, () => undefined);
+	/** Report the note open in Obsidian; null withdraws the report (no note open). */
+	async activeNote(note: ActiveNote | null): Promise<void> {
+		await this.call("POST", "/v1/active-note", note ?? { path: null }, () => undefined);
 	}
 
 	private async call<T>(

@@ -56,10 +56,15 @@ export function registerVaultSync(plugin: Plugin, queue: SyncQueue, enabled: () 
 	);
 }
 
-/** The active markdown editor's note, selection and 1-based cursor line. */
-export function currentActiveNote(plugin: Plugin): ActiveNote | null {
-	const view = plugin.app.workspace.getActiveViewOfType(MarkdownView);
-	if (!view?.file) return null;
+/**
+ * The active markdown editor's note, selection and 1-based cursor line; null when no note is
+ * open in any tab; undefined when the focus is elsewhere (a sidebar, the graph) while notes stay
+ * open, which keeps the last report.
+ */
+export function currentActiveNote(plugin: Plugin): ActiveNote | null | undefined {
+	const ws = plugin.app.workspace;
+	const view = ws.getActiveViewOfType(MarkdownView);
+	if (!view?.file) return ws.getLeavesOfType("markdown").length === 0 ? null : undefined;
 	const editor = view.editor;
 	return { path: view.file.path, selection: editor.getSelection(), cursorLine: editor.getCursor().line + 1 };
 }
@@ -69,6 +74,7 @@ export function registerActiveNoteEvents(plugin: Plugin, report: () => void): vo
 	const ws = plugin.app.workspace;
 	plugin.registerEvent(ws.on("active-leaf-change", report));
 	plugin.registerEvent(ws.on("file-open", report));
+	plugin.registerEvent(ws.on("layout-change", report)); // a closed tab, even without focus
 	plugin.registerEvent(ws.on("editor-change", report));
 	// CodeMirror has no public selection event in the plugin API; the DOM one covers it.
 	plugin.registerDomEvent(document, "selectionchange", report);

@@ -258,7 +258,11 @@ export class Workspace extends Events {
 
 	removeLeaf(leaf: WorkspaceLeaf): void {
 		this.leaves = this.leaves.filter((l) => l !== leaf);
-		if (this.activeLeaf === leaf) this.activeLeaf = null;
+		if (this.activeLeaf === leaf) {
+			// As in Obsidian: closing the active tab changes the active leaf.
+			this.activeLeaf = null;
+			this.trigger("active-leaf-change", null);
+		}
 	}
 
 	setActiveLeaf(leaf: WorkspaceLeaf): void {

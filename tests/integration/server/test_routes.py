@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import datetime as dt
 from pathlib import Path
 from typing import Any
 
 from aiohttp.test_utils import TestClient
 from server_helpers import AUTH
 
-from engram.server.routes import openapi_document
-from engram.server.state import ENGRAM, JOBS, RUNTIME
+from engram.server.routes import ACTIVE_NOTE_STALE_SECONDS, openapi_document
+from engram.server.state import ENGRAM, JOBS, RUNTIME, Runtime
 from engram.service import Engram
 
 
@@ -237,6 +239,28 @@ async def test_active_note_round_trip(client: TestClient[Any, Any]) -> None:
     assert resp.status == 204
     note = (await get_json(client, "/v1/active-note"))["activeNote"]
     assert {k: note[k] for k in body} == body
+    assert note["title"] == "Pricing"
+    resp = await client.post("/v1/active-note", json={"path": "Welcome.md"}, headers=AUTH)
+    assert (await get_json(client, "/v1/active-note"))["activeNote"]["title"] == "Welcome"
+    resp = await client.post("/v1/active-note", json={"path": None}, headers=AUTH)
+    assert resp.status == 204  # Obsidian closed the note (or the plugin unloaded): forgotten
+    assert (await get_json(client, "/v1/active-note")) == {"activeNote": None}
+
+
+async def test_an_active_note_nobody_refreshed_for_minutes_is_not_reported(
+    client: TestClient[Any, Any], runtime: Runtime
+) -> None:
+    await client.post("/v1/active-note", json={"path": "Welcome.md"}, headers=AUTH)
+    note = runtime.active_note
+    assert note is not None
+    old = dt.datetime.now(dt.UTC) - dt.timedelta(seconds=ACTIVE_NOTE_STALE_SECONDS + 5)
+    runtime.active_note = dataclasses.replace(note, at=old.isoformat())  # Obsidian crashed
+    assert (await get_json(client, "/v1/active-note")) == {"activeNote": None}
+    await client.post("/v1/active-note", json={"path": "Welcome.md"}, headers=AUTH)
+    assert (await get_json(client, "/v1/active-note"))["activeNote"]["path"] == "Welcome.md"
+    resp = await client.post("/v1/active-note", json={"path": "Nope/Missing.md"}, headers=AUTH)
+    assert resp.status == 204  # not indexed yet: the file name is the title
+    assert (await get_json(client, "/v1/active-note"))["activeNote"]["title"] == "Missing"
 
 
 async def test_documents_is_engram_get(client: TestClient[Any, Any], indexed: Engram) -> None:
