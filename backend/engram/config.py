@@ -69,6 +69,9 @@ class MemorySettings:
     dormant_after_days: int = 30
     archive_after_days: int = 180
     half_life_days: int = 30
+    # recall keeps a fact the keyword list missed only when its passage is at least this
+    # similar to the query (cosine); measured for all-MiniLM-L6-v2 by scripts/recall_floor.py
+    min_similarity: float = 0.30
 
 
 @dataclass(frozen=True)
@@ -238,7 +241,10 @@ def _memory(spec: Any) -> MemorySettings:
         **{
             key: _positive_int(spec.get(key, getattr(base, key)), f"memory.{key}")
             for key in ("dormant_after_days", "archive_after_days", "half_life_days")
-        }
+        },
+        min_similarity=_fraction(
+            spec.get("min_similarity", base.min_similarity), "memory.min_similarity"
+        ),
     )
 
 
@@ -287,6 +293,16 @@ def _positive_int(value: Any, what: str) -> int:
         raise ConfigError(f"{what} must be a whole number, got {value!r}") from None
     if number <= 0:
         raise ConfigError(f"{what} must be positive, got {number}")
+    return number
+
+
+def _fraction(value: Any, what: str) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{what} must be a number from 0 to 1, got {value!r}") from None
+    if not 0.0 <= number <= 1.0:
+        raise ConfigError(f"{what} must be from 0 to 1, got {number}")
     return number
 
 

@@ -99,6 +99,24 @@ def test_chunks_gives_passages_for_keyword_and_vector_hits(hybrid: Engram) -> No
     assert top.passages[0].highlights  # the best keyword passage shows the matched words
 
 
+def test_min_similarity_drops_documents_only_vectors_found(hybrid: Engram) -> None:
+    words = "tiered plans subscribers"
+    every = hybrid.query_run(words, n=None, expand=False, rerank=False, explain=True).results
+    keyword = {r.path for r in hybrid.search(words, n=None)}
+    assert keyword < {r.path for r in every}  # the vector list adds documents
+    sims = {
+        r.path: r.explain["lists"]["vec:original"]["score"]
+        for r in every
+        if r.explain and "vec:original" in r.explain["lists"]
+    }
+    floor = sorted(sims.values())[len(sims) // 2]
+    kept = hybrid.query(words, n=None, expand=False, rerank=False, min_similarity=floor)
+    want = keyword | {p for p, s in sims.items() if s >= floor}
+    assert {r.path for r in kept} == want and keyword < want < {r.path for r in every}
+    above = hybrid.query(words, n=None, expand=False, rerank=False, min_similarity=1.0)
+    assert {r.path for r in above} == keyword
+
+
 def test_candidate_limit_bounds_reranking(hybrid: Engram) -> None:
     run = hybrid.query_run("coffee", n=10, candidate_limit=3, explain=True)
     reranked = [r for r in run.results if r.explain and r.explain["rerank"] is not None]

@@ -275,3 +275,26 @@ def test_recall_counts_access_without_touching_the_note(
     assert "lifecycleState: dormant" in read(vault, fact.path)
     assert [c.new for c in mem.fact_sweep()] == ["active"]
     assert json.loads(json.dumps(mem.fact_get(fact.id).to_dict()))["lifecycleState"] == "active"
+
+
+@pytest.mark.parametrize(("value", "expected"), [(None, 0.30), (0.5, 0.5), ("0", 0.0), (1, 1.0)])
+def test_min_similarity_setting(
+    xdg: dict[str, str], tmp_path: Path, value: object, expected: float
+) -> None:
+    path = tmp_path / "engram.yml"
+    path.write_text(
+        "memory:\n  half_life_days: 10\n"
+        + (f"  min_similarity: {value}\n" if value is not None else "")
+    )
+    settings = config.resolve(os.environ, config_file=path)
+    assert settings.memory.min_similarity == expected and settings.memory.half_life_days == 10
+
+
+@pytest.mark.parametrize(("value", "message"), [("1.5", "from 0 to 1"), ("high", "a number")])
+def test_min_similarity_setting_is_checked(
+    xdg: dict[str, str], tmp_path: Path, value: str, message: str
+) -> None:
+    path = tmp_path / "engram.yml"
+    path.write_text(f"memory:\n  min_similarity: {value}\n")
+    with pytest.raises(config.ConfigError, match=f"memory.min_similarity must be .*{message}"):
+        config.resolve(os.environ, config_file=path)

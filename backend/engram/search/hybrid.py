@@ -67,8 +67,13 @@ def run(
     index: vector_search.VectorIndex | None,
     expand: Expand | None,
     rerank: Rerank | None,
+    min_similarity: float | None = None,
 ) -> Outcome:
-    """Rank documents for a query with every stage that is available."""
+    """Rank documents for a query with every stage that is available.
+
+    With `min_similarity`, a document no keyword list found must have a passage at least that
+    similar to the query: a vector list ranks every document, related or not (recall uses it).
+    """
     depth = max(limit or 0, candidate_limit, 50)
     stages: dict[str, str] = {}
     notices: list[str] = []
@@ -132,6 +137,8 @@ def run(
         )
         for rank, f in enumerate(fused, 1)
     ]
+    if min_similarity is not None:
+        candidates = [c for c in candidates if above_floor(c, min_similarity)]
     if rerank is None:
         stages["rerank"] = "off (no reranker model)"
     elif candidates:
@@ -142,6 +149,11 @@ def run(
             stages["rerank"] = "failed (fused order kept)"
             notices.append(f"no reranking: {exc.message}")
     return Outcome(candidates[:limit] if limit else candidates, stages, expansions, tuple(notices))
+
+
+def above_floor(c: Candidate, min_similarity: float) -> bool:
+    """A keyword hit, or a passage at least `min_similarity` similar to the query."""
+    return c.bm25 is not None or (c.vector is not None and c.vector.score >= min_similarity)
 
 
 def _rerank(

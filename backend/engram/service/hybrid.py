@@ -114,8 +114,12 @@ class HybridMixin(SemanticMixin):
         rerank: bool = True,
         candidate_limit: int = CANDIDATE_LIMIT,
         explain: bool = False,
+        min_similarity: float | None = None,
     ) -> QueryRun:
-        """Expansion + BM25 + vectors, fused by RRF, reranked, blended (each if available)."""
+        """Expansion + BM25 + vectors, fused by RRF, reranked, blended (each if available).
+
+        `min_similarity` drops documents only the vector lists found with no passage at least
+        that similar to the query (see `hybrid.run`)."""
         from engram.search import hybrid
 
         q = self.parse(query, collections, filters)
@@ -133,6 +137,7 @@ class HybridMixin(SemanticMixin):
             self._vector_index() if embed else None,
             self._expand_fn(notices, unloaded) if expand else None,
             self._rerank_fn(notices, unloaded) if rerank else None,
+            min_similarity,
         )
         stages = {**outcome.stages, **unloaded}
         notices += outcome.notices

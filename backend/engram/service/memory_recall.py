@@ -41,7 +41,8 @@ class MemoryRecallMixin(MemoryWriteMixin, GraphMixin, HybridMixin):
         self, v: VaultCtx, query: str, n: int, doc_ids: Sequence[int]
     ) -> dict[int, tuple[float, str]]:
         """Hybrid (keyword + vector, fused) relevance of fact documents; no expansion or
-        reranking, so recall stays interactive."""
+        reranking, so recall stays interactive. A fact the keywords miss counts only when its
+        passage is at least `memory.min_similarity` similar to the query (docs/memory.md)."""
         if not doc_ids:
             return {}
         ids = tuple(doc_ids) if len(doc_ids) <= 20_000 else None
@@ -52,6 +53,7 @@ class MemoryRecallMixin(MemoryWriteMixin, GraphMixin, HybridMixin):
             filters=Filters(doc_ids=ids) if ids else None,
             expand=False,
             rerank=False,
+            min_similarity=self.settings.memory.min_similarity,
         )
         wanted = set(doc_ids)
         return {

@@ -1,0 +1,87 @@
+"""Recall's relevance floor with the real MiniLM embeddings: a vector list ranks every fact, so
+a fact the keywords miss must be similar enough to the query (docs/memory.md)."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from engram import config
+from engram.cli import commands  # noqa: F401  (registers the commands)
+from engram.cli.main import cli
+from engram.service import Engram
+
+FACTS = {
+    "espresso": "Espresso dial-in uses 18 g in, 36 g out over 28 seconds.",
+    "decisions": "Ana prefers decisions written down as notes before the weekly sync.",
+    "backups": "Backups of the production database run nightly at 02:00 UTC.",
+    "payflow": "PayFlow was chosen as payment provider because it can pause subscriptions.",
+    "friday": "Never deploy on Fridays: the last Friday release broke checkout for a day.",
+    "keyring": "Decided to store secrets in the system keyring, never in the repository.",
+}
+UNRELATED = ["volcano eruption", "history of the roman empire", "how to knit a scarf"]
+
+
+@pytest.fixture(scope="module")
+def mem(tmp_path_factory: pytest.TempPathFactory, minilm: Path) -> Iterator[Engram]:
+    """A vault holding FACTS, embedded with MiniLM once for the module."""
+    root = tmp_path_factory.mktemp("recall-minilm")
+    with pytest.MonkeyPatch.context() as mp:
+        for key in ("XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME"):
+            mp.setenv(key, str(root / key.lower()))
+        for key in (
+            "ENGRAM_INDEX",
+            "ENGRAM_CONFIG",
+            "ENGRAM_RERANK_MODEL",
+            "ENGRAM_GENERATE_MODEL",
+        ):
+            mp.delenv(key, raising=False)
+        mp.setenv("ENGRAM_EMBED_MODEL", str(minilm))
+        e = Engram(config.resolve(os.environ))
+        (root / "vault").mkdir()
+        e.init_vault(str(root / "vault"))
+        for text in FACTS.values():
+            e.fact_add(text, importance=0.5)
+        e.embed()
+        yield e
+        e.close()
+
+
+def found(e: Engram, query: str) -> list[str]:
+    texts = {v: k for k, v in FACTS.items()}
+    return [texts[h.fact.text] for h in e.recall(query) if h.fact]
+
+
+@pytest.mark.parametrize("query", UNRELATED)
+def test_unrelated_queries_recall_nothing(mem: Engram, query: str) -> None:
+    assert found(mem, query) == []
+    context = mem.memory_context(query)
+    assert [item for item in context.items if item.source == "search"] == []
+
+
+@pytest.mark.parametrize(
+    ("query", "fact"),
+    [
+        ("coffee brewing ratio", "espresso"),  # no word in common: found by meaning
+        ("where do we keep passwords and API keys", "keyring"),
+        ("is it ok to release at the end of the week", "friday"),
+        ("production database", "backups"),  # words in common: the keyword list finds it
+    ],
+)
+def test_related_queries_still_recall_their_fact(mem: Engram, query: str, fact: str) -> None:
+    got = found(mem, query)
+    assert got and got[0] == fact
+    assert len(got) < len(FACTS)  # the floor, not the list length, decides what is relevant
+    context = mem.memory_context(query)
+    assert any(FACTS[fact][:20] in item.text for item in context.items if item.source == "search")
+
+
+def test_cli_recall_of_an_unrelated_query_is_empty(mem: Engram) -> None:
+    result = CliRunner().invoke(cli, ["recall", "volcano eruption", "--json", "--no-daemon"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout) == []
