@@ -201,3 +201,61 @@ def test_explain_json_carries_the_stage_summary(  # type: ignore[no-untyped-def]
     ]
     csv_out = invoke("query", words, "--explain", "--csv", "--no-daemon")
     assert csv_out.stdout.startswith("docid,score") and "stage rerank: ran" in csv_out.stderr
+
+
+def test_doctor_loads_the_models_and_says_which_query_stages_run(  # type: ignore[no-untyped-def]
+    example: Engram, tiny, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ENGRAM_RERANK_MODEL", str(tiny.rerank))
+    monkeypatch.setenv("ENGRAM_GENERATE_MODEL", str(tiny.chat))
+    checks = {c["name"]: c for c in json.loads(invoke("doctor", "--json").stdout)}
+    assert checks["rerank model"]["status"] == "ok"
+    assert checks["rerank model"]["detail"].endswith("loads and scores)")
+    assert checks["generate model"]["status"] == "ok"
+    assert checks["generate model"]["detail"].endswith("loads)")
+    assert checks["query stages"] == {
+        "name": "query stages",
+        "status": "ok",
+        "detail": "keyword on, vector on, expansion on (loaded), rerank on (loaded)",
+        "fix": None,
+    }
+
+    junk = tmp_path / "junk.gguf"
+    junk.write_bytes(b"GGUF" + b"\0" * 64)
+    monkeypatch.setenv("ENGRAM_RERANK_MODEL", str(junk))
+    monkeypatch.setenv("ENGRAM_GENERATE_MODEL", str(tiny.embed))  # an encoder: cannot generate
+    result = invoke("doctor", "--json")  # warnings only: exit code 0
+    checks = {c["name"]: c for c in json.loads(result.stdout)}
+    assert checks["rerank model"]["status"] == "warn"
+    assert "junk.gguf is not a readable GGUF file" in checks["rerank model"]["detail"]
+    assert checks["rerank model"]["fix"].startswith("point models.rerank at a working")
+    assert checks["generate model"]["status"] == "warn"
+    assert "not a text generator" in checks["generate model"]["detail"]
+    stages = checks["query stages"]
+    assert stages["status"] == "warn" and stages["fix"] == "see the expansion, rerank line(s) above"
+    assert "expansion off (generator model unavailable: " in stages["detail"]
+    assert "rerank off (reranker model unavailable: " in stages["detail"]
+    human = invoke("doctor").stdout
+    assert (
+        "[WARN] rerank model: " in human and "[WARN] query stages: keyword on, vector on" in human
+    )
+
+
+def test_doctor_reports_a_reranker_that_loads_but_cannot_score(  # type: ignore[no-untyped-def]
+    example: Engram, tiny, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from engram.models.llama_rerank import CrossEncoderReranker
+    from engram.models.protocols import ModelError
+
+    def broken(self: object, query: str, documents: object) -> list[float]:
+        raise ModelError("llama.cpp failed to evaluate the pair")
+
+    monkeypatch.setattr(CrossEncoderReranker, "score", broken)
+    monkeypatch.setenv("ENGRAM_RERANK_MODEL", str(tiny.rerank))
+    checks = {c["name"]: c for c in json.loads(invoke("doctor", "--json").stdout)}
+    assert checks["rerank model"]["status"] == "warn"
+    assert checks["rerank model"]["detail"] == (
+        "loads but cannot score: llama.cpp failed to evaluate the pair"
+    )
+    assert checks["query stages"]["status"] == "warn"
+    assert "rerank failed (see the rerank model line)" in checks["query stages"]["detail"]

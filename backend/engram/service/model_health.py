@@ -1,4 +1,8 @@
-"""Model health for `status` and `doctor`: which stages of `query` would run, and why not."""
+"""Model health for `status` and `doctor`: which stages of `query` would run, and why not.
+
+`status` judges models from their files without loading them; `doctor` loads each configured
+model (the reranker also scores one short pair) and reports the stages that will then run.
+"""
 
 from __future__ import annotations
 
@@ -6,17 +10,18 @@ from typing import Any
 
 from engram.errors import UnavailableError
 from engram.models.protocols import ModelError
+from engram.service.core import Check
 from engram.service.hybrid import HybridMixin
 from engram.service.semantic import ROLES
+from engram.store import admin, vectors
 from engram.store import documents as docs
-from engram.store import vectors
 
 # query stage -> the model role it needs, and what the model is called in messages
 STAGE_ROLES = {"expansion": ("generate", "generator"), "rerank": ("rerank", "reranker")}
 
 
 class ModelHealthMixin(HybridMixin):
-    """query_stages (for status) and model_checks (for doctor)."""
+    """query_stages and model_status (for status), model_checks (for doctor)."""
 
     def query_stages(self) -> dict[str, str]:
         """What `engram query` would run now: "on ..." or "off (why)" per stage.
@@ -92,3 +97,106 @@ class ModelHealthMixin(HybridMixin):
                 except UnavailableError:
                     out[role] = {"id": spec, "state": "missing", "spec": spec}
         return out
+
+    def model_checks(self) -> list[Check]:
+        """Doctor checks: the llama.cpp build, each configured model loading, embedding
+        coverage, and which stages `engram query` will run."""
+        checks = [_build_check()]
+        broken = set()
+        for role in ROLES:
+            check = self._role_check(role)
+            checks.append(check)
+            if check.status != "ok":
+                broken.add(role)
+        checks.append(self._coverage_check())
+        stages = self.query_stages()
+        for stage, role in (("vector", "embed"), *((s, r) for s, (r, _) in STAGE_ROLES.items())):
+            if role in broken and stages[stage].startswith("on"):
+                # loaded, but failed its check: a query would try it and go on without it
+                stages[stage] = f"failed (see the {role} model line)"
+        off = [
+            name
+            for name, how in stages.items()
+            if not how.startswith("on") and self._stage_configured(name)
+        ]
+        checks.append(
+            Check(
+                "query stages",
+                "warn" if off else "ok",
+                ", ".join(f"{name} {how}" for name, how in stages.items()),
+                f"see the {', '.join(off)} line(s) above" if off else None,
+            )
+        )
+        return checks
+
+    def _stage_configured(self, stage: str) -> bool:
+        role = "embed" if stage == "vector" else STAGE_ROLES.get(stage, ("", ""))[0]
+        return bool(role) and self.model_spec(role) is not None
+
+    def _role_check(self, role: str) -> Check:
+        name = f"{role} model"
+        spec = self.model_spec(role)
+        if spec is None:
+            if role == "embed":
+                return Check(name, "warn", "not configured", "set models.embed (docs/models.md)")
+            stage = "expansion" if role == "generate" else "reranking"
+            return Check(name, "ok", f"not configured (query runs without {stage})")
+        try:
+            path = self.model_path(role)
+        except UnavailableError as exc:
+            return Check(name, "fail" if role == "embed" else "warn", exc.message, _pull(spec))
+        try:
+            if role == "embed":
+                model = self.embedder()
+                loads = f"{model.model_id}, dim {model.dim}, loads"
+            elif role == "rerank":
+                reranker = self.reranker()
+                try:
+                    reranker.score("coffee", ["espresso"])  # one tiny pair: milliseconds
+                except ModelError as exc:
+                    raise UnavailableError(f"loads but cannot score: {exc}") from None
+                loads = f"{reranker.model_id}, loads and scores"
+            else:
+                loads = f"{self.generator().model_id}, loads"
+        except UnavailableError as exc:
+            fix = f"point models.{role} at a working {role} GGUF (docs/models.md)"
+            return Check(name, "fail" if role == "embed" else "warn", exc.message, fix)
+        return Check(name, "ok", f"{spec} -> {path} ({loads})")
+
+    def _coverage_check(self) -> Check:
+        state = self.embedding_state()
+        pending = state["chunks"] - state["embedded"]
+        total = admin.totals(self.db.conn)["documents"]
+        unchunked = total - state["documentsChunked"]
+        ok = pending == 0 and unchunked == 0 and state["queued"] == 0
+        return Check(
+            "embeddings",
+            "ok" if ok else "warn",
+            f"{state['embedded']}/{state['chunks']} chunks embedded with "
+            f"{state['model'] or 'no model'}; {unchunked} documents not chunked",
+            None if ok else "engram embed",
+        )
+
+
+def _pull(spec: str) -> str:
+    return f"engram models pull {spec}"
+
+
+def _build_check() -> Check:
+    """The llama.cpp build: portable, or native with AMX (quantized models crash)."""
+    try:
+        from engram.models.llama import system_info
+
+        info = system_info()
+    except Exception as exc:  # a missing or broken llama_cpp must not break doctor
+        return Check(
+            "llama.cpp build", "fail", f"llama_cpp does not load: {exc}", "scripts/install.sh"
+        )
+    if info.amx_build:
+        return Check(
+            "llama.cpp build",
+            "fail",
+            "native build with AMX: quantized models crash on this CPU",
+            "scripts/install.sh (rebuilds llama-cpp-python portable)",
+        )
+    return Check("llama.cpp build", "ok", f"llama-cpp-python {info.version}, portable build")

@@ -14,7 +14,6 @@ from engram.search import passages as best_passages
 from engram.search import snippets
 from engram.search.query import ParsedQuery
 from engram.search.results import Passage, SearchResult
-from engram.service.core import Check
 from engram.service.retrieval import RetrievalMixin
 from engram.store import documents as docs
 from engram.store import vectors
@@ -247,81 +246,6 @@ class SemanticMixin(RetrievalMixin):
         }
         state.update(vectors.coverage(conn))
         return state
-
-    def model_checks(self) -> list[Check]:
-        """Doctor checks for llama.cpp and the models: build, presence, loading, coverage."""
-        checks = []
-        try:
-            from engram.models.llama import system_info
-
-            info = system_info()
-            if info.amx_build:
-                checks.append(
-                    Check(
-                        "llama.cpp build",
-                        "fail",
-                        "native build with AMX: quantized models crash on this CPU",
-                        "scripts/install.sh (rebuilds llama-cpp-python portable)",
-                    )
-                )
-            else:
-                checks.append(
-                    Check(
-                        "llama.cpp build", "ok", f"llama-cpp-python {info.version}, portable build"
-                    )
-                )
-        except Exception as exc:  # a missing or broken llama_cpp must not break doctor
-            checks.append(
-                Check(
-                    "llama.cpp build",
-                    "fail",
-                    f"llama_cpp does not load: {exc}",
-                    "scripts/install.sh",
-                )
-            )
-        for role in ROLES:
-            spec = self.model_spec(role)
-            if spec is None:
-                status = "warn" if role == "embed" else "ok"
-                checks.append(
-                    Check(
-                        f"{role} model",
-                        status,
-                        "not configured",
-                        f"set models.{role} (see docs/models.md)" if role == "embed" else None,
-                    )
-                )
-                continue
-            try:
-                path = self.model_path(role)
-                detail = f"{spec} -> {path}"
-                if role == "embed":
-                    detail += f" ({self.embedder().model_id}, dim {self.embedder().dim}, loads)"
-                checks.append(Check(f"{role} model", "ok", detail))
-            except UnavailableError as exc:
-                checks.append(
-                    Check(
-                        f"{role} model",
-                        "warn" if role != "embed" else "fail",
-                        exc.message,
-                        f"engram models pull {spec}",
-                    )
-                )
-        state = self.embedding_state()
-        pending = state["chunks"] - state["embedded"]
-        docs_total = int(self.db.conn.execute("SELECT count(*) FROM documents").fetchone()[0])
-        unchunked = docs_total - state["documentsChunked"]
-        ok = pending == 0 and unchunked == 0 and state["queued"] == 0
-        checks.append(
-            Check(
-                "embeddings",
-                "ok" if ok else "warn",
-                f"{state['embedded']}/{state['chunks']} chunks embedded with "
-                f"{state['model'] or 'no model'}; {unchunked} documents not chunked",
-                None if ok else "engram embed",
-            )
-        )
-        return checks
 
     def _require_vectors_extension(self) -> None:
         if not self.db.vec_available:
