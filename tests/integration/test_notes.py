@@ -129,9 +129,13 @@ def test_every_link_form_keeps_working_after_a_move(
     before, links = files(root), link_state(engram)
     unresolved = sorted((u.source, u.target, u.line) for u in engram.unresolved("v", True))
     touched = {r[0] for r in links if r[7] == old} | {old}
+    preview = engram.note_move(old, new, dry_run=True)
     result = engram.note_move(old, new)
     after = files(root)
     assert result.links_rewritten == rewritten
+    assert [(f.path, f.after_hash, f.diff) for f in result.files] == [
+        (f.path, f.after_hash, f.diff) for f in preview.files
+    ]  # the preview was the move
     assert link_state(engram, (old, new)) == renamed(links, old, new)
     assert sorted((u.source, u.target, u.line) for u in engram.unresolved("v", True)) == unresolved
     assert any(line.startswith(home_line) for line in after["Home.md"].decode().split("\n"))
@@ -214,6 +218,41 @@ def test_a_dry_run_changes_nothing_on_disk(engram: Engram, tmp_path: Path, opera
     result = operation(engram)
     assert result.dry_run and result.changed and result.diff.startswith("--- ")
     assert hashes(root) == before
+
+
+def index_rows(engram: Engram) -> dict[str, list[Any]]:
+    """What the index holds about notes, links and files, and when it was last updated."""
+    conn = engram.db.conn
+    tables = ("documents", "links", "vault_files", "meta")
+    return {t: sorted(map(tuple, conn.execute(f"SELECT * FROM {t}")), key=repr) for t in tables}
+
+
+def test_a_dry_run_move_leaves_the_index_alone_and_still_sees_unindexed_edits(
+    engram: Engram, tmp_path: Path
+) -> None:
+    root = load(engram, tmp_path, "linkforms")
+    # Edits the index has not seen: a changed note, a new note and a deleted one, all
+    # involving links to the note about to move.
+    with (root / "Home.md").open("a") as f:
+        f.write("\nAlso read [[Espresso Basics]] first.\n")
+    (root / "Journal" / "Fresh.md").write_text("# Fresh\n\nSee [[Topics/Espresso Basics]].\n")
+    (root / "Archive" / "Brewing.md").unlink()  # it linked to the note; [[Brewing]] dangles
+    before_disk, before_index = hashes(root), index_rows(engram)
+    changes = engram.db.conn.total_changes
+
+    preview = engram.note_move("Topics/Espresso Basics.md", "Guides/Brewing", dry_run=True)
+
+    assert hashes(root) == before_disk
+    assert engram.db.conn.total_changes == changes  # not one row written...
+    assert index_rows(engram) == before_index  # ...and nothing else changed in the index
+    touched = {f.path for f in preview.files}
+    assert {"Home.md", "Journal/Fresh.md"} <= touched  # edits made since the last update
+    assert "Archive/Brewing.md" not in touched  # gone from disk: nothing to rewrite
+    done = engram.note_move("Topics/Espresso Basics.md", "Guides/Brewing")
+    assert [(f.action, f.path, f.after_hash, f.diff) for f in done.files] == [
+        (f.action, f.path, f.after_hash, f.diff) for f in preview.files
+    ]
+    assert done.links_rewritten == preview.links_rewritten
 
 
 def test_delete_moves_the_note_to_the_trash_and_it_can_be_restored(

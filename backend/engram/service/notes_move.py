@@ -10,19 +10,20 @@ the text being rewritten. All files change together or none do (`vault.batch.com
 from __future__ import annotations
 
 import posixpath
-from collections import defaultdict
+from collections.abc import Callable
 
 from engram.config import Collection
 from engram.errors import ConflictError, InvalidInputError, NotFoundError
 from engram.service.notes import NoteWriteMixin
 from engram.service.notes_base import exists, is_dir, plural
+from engram.service.notes_preview import DiskView, SourceLinks, disk_view, links_on_disk
 from engram.store import edits as edit_store
 from engram.vault import batch, names
 from engram.vault.batch import Change, Snapshot
 from engram.vault.changes import FileChange, NoteChange, unified
 from engram.vault.fsio import sha256_hex
 from engram.vault.relink import StoredLink, relink
-from engram.vault.resolve import link_key
+from engram.vault.resolve import LinkIndex, link_key
 
 PLAN_ATTEMPTS = 3
 
@@ -42,7 +43,11 @@ class NoteMoveMixin(NoteWriteMixin):
         """Move or rename a note (or any vault file) to `new_path` (vault-relative; a trailing
         `/` or an existing folder keeps the name) and rewrite every link to it, all at once."""
         col = self.notes_collection(collection)
-        self.update([col.name])  # every link of the vault known and current
+        # A move brings the index up to date (every link of the vault known and current); a
+        # dry run changes nothing, the index included, and reads what changed from disk.
+        view = self._disk_view(col) if dry_run else None
+        if view is None:
+            self.update([col.name])
         old = self.existing_note(col, note)
         new = self._move_target(col, old, new_path)
         if new == old:
@@ -52,9 +57,12 @@ class NoteMoveMixin(NoteWriteMixin):
             )
         for _ in range(PLAN_ATTEMPTS):
             snap = self._snapshot(col, old, expected_hash, editable=False)
-            planned = self._plan_move(col, old, new, snap)
-            if isinstance(planned, set):  # notes changed since they were indexed
-                self._reindex(col, planned)
+            planned = self._plan_move(col, old, new, snap, view)
+            if isinstance(planned, set):  # notes changed since they were indexed (or read)
+                if view is None:
+                    self._reindex(col, planned)
+                else:
+                    view = self._disk_view(col)
                 continue
             changes, files = planned
             break
@@ -98,43 +106,39 @@ class NoteMoveMixin(NoteWriteMixin):
             raise ConflictError(f"{rel} already exists; nothing was moved")
         return rel
 
+    def _disk_view(self, col: Collection) -> DiskView:
+        return disk_view(self.db.conn, col, self.settings.max_file_bytes)
+
     def _plan_move(
-        self, col: Collection, old: str, new: str, snap: Snapshot
+        self, col: Collection, old: str, new: str, snap: Snapshot, view: DiskView | None
     ) -> set[str] | tuple[list[Change], list[FileChange]]:
-        """The changes of a move, or the notes to re-index first (their text is not the
-        indexed one)."""
+        """The changes of a move, or the notes to re-index (or, for a dry run over `view`,
+        to read) again first: their text is not the one the links were read from."""
         conn = self.db.conn
         doc = edit_store.document_id(conn, col.name, old)
-        rows = edit_store.links_for_move(
-            conn, col.name, old, doc[0] if doc else None, link_key(old), link_key(new)
-        )
-        by_source: dict[str, list[edit_store.LinkAt]] = defaultdict(list)
-        for row in rows:
-            by_source[row.source].append(row)
-        after = self.vault_index(col, drop=old, add=new)
+        doc_id = doc[0] if doc else None
+        if view is None:
+            by_source = self._indexed_links(col, old, new, doc_id)
+            after = self.vault_index(col, drop=old, add=new)
+        else:
+            by_source = links_on_disk(conn, col, old, new, doc_id, view, self._read_if_there(col))
+            after = LinkIndex.build(sorted((view.files - {old}) | {new}))
         changes: list[Change] = []
         files: list[FileChange] = []
         stale: set[str] = set()
         moved_text: str | None = None
         moved_links = 0
-        for source, links in sorted(by_source.items()):
+        for source, (read_hash, stored) in sorted(by_source.items()):
             try:
                 current = snap if source == old else self._snapshot(col, source, None, False)
             except NotFoundError:  # deleted since it was indexed
                 stale.add(source)
                 continue
-            if current.sha256 != links[0].source_hash:
+            if current.sha256 != read_hash:
                 stale.add(source)
                 continue
             if current.text is None:
                 raise InvalidInputError(f"{source} has links to update but {current.why}")
-            stored = [
-                StoredLink(
-                    r.kind, r.target, r.heading, r.block, r.display, bool(r.embed), r.line,
-                    r.resolved_path,
-                )
-                for r in links
-            ]  # fmt: skip
             text, n = relink(current.text, source, stored, old, new, after)
             if source == old:
                 moved_text, moved_links = (text, n) if n else (None, 0)
@@ -154,6 +158,31 @@ class NoteMoveMixin(NoteWriteMixin):
         after_hash = sha256_hex(data) if data is not None else snap.sha256
         files.append(FileChange("move", new, old, snap.sha256, after_hash, diff, moved_links))
         return changes, files
+
+    def _indexed_links(
+        self, col: Collection, old: str, new: str, doc_id: int | None
+    ) -> SourceLinks:
+        """The stored links a move may change, by note, with the hash they were indexed at."""
+        rows = edit_store.links_for_move(
+            self.db.conn, col.name, old, doc_id, link_key(old), link_key(new)
+        )
+        out: SourceLinks = {}
+        for r in rows:
+            link = StoredLink(
+                r.kind, r.target, r.heading, r.block, r.display, bool(r.embed), r.line,
+                r.resolved_path,
+            )  # fmt: skip
+            out.setdefault(r.source, (r.source_hash, []))[1].append(link)
+        return out
+
+    def _read_if_there(self, col: Collection) -> Callable[[str], Snapshot | None]:
+        def read(rel: str) -> Snapshot | None:
+            try:
+                return self._snapshot(col, rel, None, False)
+            except (NotFoundError, InvalidInputError):
+                return None
+
+        return read
 
 
 def _same_file(a: object, b: object) -> bool:

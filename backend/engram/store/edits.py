@@ -41,6 +41,23 @@ def links_for_move(
     return [LinkAt(*r) for r in rows]
 
 
+def links_by_keys(
+    conn: Any, collection: str, keys: tuple[str, ...], doc_id: int | None
+) -> list[LinkAt]:
+    """Links of a collection whose lookup key is one of `keys` (resolved or not), and every
+    link written in the document `doc_id`: what a move may change when the stored
+    resolutions cannot be trusted (a dry run over an index behind the files)."""
+    marks = ", ".join("?" * len(keys))
+    rows = conn.execute(
+        "SELECT d.path, d.hash, l.kind, l.target, l.heading, l.block, l.display, l.embed,"
+        " l.line, l.resolved_path FROM links l JOIN documents d ON d.id = l.doc_id"
+        f" WHERE d.collection = ? AND (l.key IN ({marks}) OR l.doc_id = ?)"
+        " ORDER BY d.path, l.line, l.id",
+        (collection, *keys, doc_id),
+    )
+    return [LinkAt(*r) for r in rows]
+
+
 def linking_notes(conn: Any, collection: str, path: str, key: str) -> list[str]:
     """Paths of the notes (other than `path`) with a link resolving to `path` (lookup `key`)."""
     rows = conn.execute(
