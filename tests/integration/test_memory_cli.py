@@ -57,10 +57,17 @@ def test_store_show_list_update_archive_supersede(env: dict[str, str], vault: Pa
     result = as_json(env, "fact", "supersede", short, "We decided to roast on Wednesdays.")
     assert result["old"]["supersededBy"] == result["new"]["id"]
     assert result["new"]["supersedes"] == fact["id"] and result["old"]["lifecycleState"] == "merged"
+    assert result["new"]["tags"] == ["ops", "weekly"]  # inherited from the old fact
+    assert result["new"]["entities"] == ["Kenji Sato"] and result["new"]["factType"] == "decision"
+    newer = as_json(
+        env, "fact", "supersede", result["new"]["id"], "Roasting is on Fridays.", "--tags", "ops"
+    )
+    assert newer["new"]["tags"] == ["ops"] and newer["new"]["entities"] == ["Kenji Sato"]
+    result = {"new": newer["new"]}
     archived = as_json(env, "fact", "archive", result["new"]["id"])
     assert archived["lifecycleState"] == "archived" and (vault / archived["path"]).exists()
     assert as_json(env, "fact", "list") == []
-    assert len(as_json(env, "fact", "list", "--state", "archived", "--state", "merged")) == 2
+    assert len(as_json(env, "fact", "list", "--state", "archived", "--state", "merged")) == 3
     assert as_json(env, "fact", "sweep", "--dry-run") == []
     bad = run(env, "fact", "add", "x", "--type", "gossip", ok=False)
     assert bad.returncode == 1 and "unknown fact type" in bad.stderr

@@ -188,6 +188,28 @@ def test_supersede_and_contradict_are_written_on_both_notes(mem: Engram, vault: 
         mem.fact_supersede(third.id, "x", by=old.id)
 
 
+def test_supersede_inherits_tags_entities_scope_and_type(mem: Engram) -> None:
+    old = mem.fact_add(
+        "Kenji Sato roasts the house blend on Tuesdays.",
+        fact_type="commitment",
+        tags=["ops", "roasting"],
+        entities=["Casa Tostado"],
+        scope="team",
+    )
+    assert old.entities == ("Casa Tostado", "Kenji Sato")  # given + mentioned
+    new = mem.fact_supersede(old.id, "The house blend is roasted on Wednesdays now.").new
+    assert (new.fact_type, new.tags, new.scope) == ("commitment", ("ops", "roasting"), "team")
+    assert set(new.entities) == {"Casa Tostado", "Kenji Sato"}
+    again = mem.fact_supersede(
+        new.id, "Ana roasts on Thursdays.", tags=["weekly"], scope="ops", fact_type="decision"
+    ).new
+    assert (again.tags, again.scope, again.fact_type) == (("weekly",), "ops", "decision")
+    assert set(again.entities) >= {"Casa Tostado", "Kenji Sato"}  # not given: inherited
+    other = mem.fact_add("Roasting moves to the new site in May.")
+    with pytest.raises(InvalidInputError, match="not --by"):
+        mem.fact_supersede(again.id, by=other.id, tags=["x"])
+
+
 def test_update_archive_and_prune_never_delete(mem: Engram, vault: Path) -> None:
     fact = mem.fact_add("Kenji likes light roasts.", tags=["people"])
     assert fact.fact_type == "preference" and fact.path.startswith("Engram/preferences/")

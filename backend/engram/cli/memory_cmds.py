@@ -233,13 +233,36 @@ def fact_archive(state: State, ref: str, prune: bool, vault: str | None, as_json
 @click.argument("ref")
 @click.argument("text", nargs=-1)
 @click.option("--by", "by", metavar="ID", help="An existing fact replaces it (instead of TEXT).")
+@click.option("--type", "fact_type", metavar="TYPE", help="The new fact's type (default: REF's).")
+@click.option("--tags", multiple=True, help="The new fact's tags (default: REF's; repeatable).")
+@click.option("--entities", multiple=True, help="Its entities (default: REF's; repeatable).")
+@click.option("--scope", help="Its scope (default: REF's).")
 @vault_option
 @pass_state
 def fact_supersede(
-    state: State, ref: str, text: tuple[str, ...], by: str | None, vault: str | None, as_json: bool
+    state: State,
+    ref: str,
+    text: tuple[str, ...],
+    by: str | None,
+    fact_type: str | None,
+    tags: tuple[str, ...],
+    entities: tuple[str, ...],
+    scope: str | None,
+    vault: str | None,
+    as_json: bool,
 ) -> None:
-    """Replace fact REF by a new fact TEXT (or --by ID); both notes record it."""
-    result = state.engram.fact_supersede(ref, " ".join(text) if text else None, by, vault)
+    """Replace fact REF by a new fact TEXT (or --by ID); both notes record it. The new fact
+    keeps REF's type, tags, entities and scope unless given."""
+    result = state.engram.fact_supersede(
+        ref,
+        " ".join(text) if text else None,
+        by,
+        vault,
+        fact_type=fact_type,
+        tags=tags,
+        entities=entities,
+        scope=scope,
+    )
     if as_json:
         echo_json(result.to_dict())
         return

@@ -163,15 +163,31 @@ class MemoryWriteMixin(MemoryMixin):
         vault: str | None = None,
         **fields: Any,
     ) -> SupersedeResult:
-        """Replace a fact by a new one (`text`) or an existing one (`by`); both notes say so."""
+        """Replace a fact by a new one (`text`) or an existing one (`by`); both notes say so.
+
+        A new fact inherits the old one's type, tags, entities and scope unless `fields`
+        gives them (given ones win)."""
         v = self._vault(vault)
         old_row = self._fact_row(v, ref)
         if (text is None) == (by is None):
             raise InvalidInputError("give either the new fact's text or --by ID, not both")
         if text is not None:
-            fields.setdefault("fact_type", old_row["fact_type"])
+            old = self._fact_from_row(v, old_row, fresh=True)
+            inherited = {
+                "fact_type": old.fact_type,
+                "tags": old.tags,
+                "entities": old.entities,
+                "scope": old.scope,
+            }
+            for key, value in inherited.items():
+                if not fields.get(key):  # None or empty: not given
+                    fields[key] = value
             new = self.fact_add(text, supersedes=old_row["id"], vault=v.name, **fields)
         else:
+            if any(fields.values()):
+                raise InvalidInputError(
+                    "type, tags, entities and scope are for a new fact's TEXT, not --by"
+                )
             new_row = self._fact_row(v, str(by))
             if new_row["id"] == old_row["id"]:
                 raise InvalidInputError("a fact cannot supersede itself")
