@@ -51,3 +51,12 @@ def test_readme_opens_with_install_main_job_and_tests() -> None:
     assert lines[2] == "python -m pytest"
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert "\nscripts/install.sh\n" in ci and "\npython -m pytest\n" in ci
+
+
+def test_readme_shows_everyday_commands_and_links_every_doc() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    everyday = readme.split("## Everyday use", 1)[1].split("\n## ", 1)[0]
+    for command in ("engram embed", "engram vsearch", "engram query", "engram models pull"):
+        assert f"\n{command}" in everyday, command
+    docs = sorted(p.name for p in (ROOT / "docs").glob("*.md"))
+    assert [d for d in docs if f"(docs/{d})" not in readme] == []
