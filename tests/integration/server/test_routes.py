@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from aiohttp.test_utils import TestClient
-from server_helpers import AUTH
+from server_helpers import AUTH, TOKEN
 
 from engram.server.routes import ACTIVE_NOTE_STALE_SECONDS, openapi_document
 from engram.server.state import ENGRAM, JOBS, RUNTIME, Runtime
@@ -261,6 +261,39 @@ async def test_an_active_note_nobody_refreshed_for_minutes_is_not_reported(
     resp = await client.post("/v1/active-note", json={"path": "Nope/Missing.md"}, headers=AUTH)
     assert resp.status == 204  # not indexed yet: the file name is the title
     assert (await get_json(client, "/v1/active-note"))["activeNote"]["title"] == "Missing"
+
+
+async def test_note_metadata_lists_related_notes_once_embedded(
+    aiohttp_client: Any, xdg: dict[str, str], tiny_vault: Path
+) -> None:
+    """Related notes by meaning (the deterministic fake embedder: shared words are close)."""
+    import os
+
+    from engram import config
+    from engram.models.fake import FakeEmbedder
+    from engram.server.app import create_app
+    from engram.server.state import ServerConfig
+    from engram.server.tokens import TokenStore
+
+    cfg = ServerConfig(vault=tiny_vault.resolve(), collection="notes", watch=False)
+    cfg = dataclasses.replace(cfg, index_on_start=False)
+    with Engram(config.resolve(os.environ), embedder=FakeEmbedder(dim=64)) as e:
+        e.collection_add(str(tiny_vault), "notes")
+        e.update()
+        e.embed()
+        runtime = Runtime(TOKEN, TokenStore(e.settings.data_dir, tiny_vault.resolve(), None))
+        client = await aiohttp_client(create_app(e, cfg, runtime))
+        meta = await get_json(client, "/v1/notes/metadata", params={"path": "Projects/Pricing.md"})
+        related = meta["related"]
+        assert 1 <= len(related) <= 5
+        assert "Projects/Pricing.md" not in [r["path"] for r in related]  # never itself
+        assert (related[0]["path"], related[0]["title"]) == ("Welcome.md", "Welcome")
+        scores = [r["score"] for r in related]
+        assert scores == sorted(scores, reverse=True) and all(0 <= x <= 1 for x in scores)
+        assert scores[0] > 0.3  # Welcome is about pricing; the rest share little
+        assert meta["coverage"]["embedded"] is True and meta["coverage"]["chunks"] >= 1
+        expected = e.related_notes("notes", "Projects/Pricing.md", 5)
+        assert [r["path"] for r in related] == [r.path for r in expected]
 
 
 async def test_documents_is_engram_get(client: TestClient[Any, Any], indexed: Engram) -> None:
