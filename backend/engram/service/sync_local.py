@@ -154,15 +154,11 @@ class VaultSync:
             sync_store.park(conn, op.seq, error)
 
     def _requeue(self, op: Op) -> None:
+        """Queue the fact's note again if it differs from what is now agreed."""
         with self.eng.db.write() as conn:
             row = facts_store.by_id(conn, op.fact_id)
             if row is not None:
                 queue_fact(conn, self.v.name, indexed_fact(conn, row), row["last_edited_by"])
-            elif op.payload is not None and sync_store.agreed(conn, op.fact_id) is None:
-                # the note is gone but Convex never kept it: send what we had
-                sync_store.enqueue_upsert(
-                    conn, self.v.name, op.fact_id, op.payload, str(op.hash), self._now()
-                )
 
     # -- pull ---------------------------------------------------------------------------
 
