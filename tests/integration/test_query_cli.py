@@ -244,13 +244,17 @@ def test_doctor_loads_the_models_and_says_which_query_stages_run(  # type: ignor
 def test_doctor_reports_a_reranker_that_loads_but_cannot_score(  # type: ignore[no-untyped-def]
     example: Engram, tiny, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from engram.models.llama_rerank import CrossEncoderReranker
+    import engram.models.llama_rerank as llama_rerank
     from engram.models.protocols import ModelError
 
-    def broken(self: object, query: str, documents: object) -> list[float]:
-        raise ModelError("llama.cpp failed to evaluate the pair")
+    class Broken:
+        model_id = "rerank@broken"
 
-    monkeypatch.setattr(CrossEncoderReranker, "score", broken)
+        def score(self, query: str, documents: object) -> list[float]:
+            raise ModelError("llama.cpp failed to evaluate the pair")
+
+    # looked up at load time; patching the class would miss an instance cached earlier
+    monkeypatch.setattr(llama_rerank, "load_reranker", lambda path, n_threads: Broken())
     monkeypatch.setenv("ENGRAM_RERANK_MODEL", str(tiny.rerank))
     checks = {c["name"]: c for c in json.loads(invoke("doctor", "--json").stdout)}
     assert checks["rerank model"]["status"] == "warn"
