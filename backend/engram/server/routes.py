@@ -66,6 +66,7 @@ async def status(request: web.Request) -> web.Response:
     indexing = jobs.snapshot()
     indexing["lastUpdate"] = info["index"].get("lastUpdate")
     models = await in_reader(app, engram.model_status)
+    stages = await in_reader(app, engram.query_stages)
     memory = engram.settings.vault(cfg.collection)
     sync = app[SYNC].status(await in_reader(app, engram.sync_status, cfg.collection))
     return web.json_response(
@@ -78,6 +79,7 @@ async def status(request: web.Request) -> web.Response:
             "embedded": info["embeddings"]["embedded"],
             "indexing": indexing,
             "models": models,
+            "queryStages": stages,
             "watcher": {
                 "enabled": watcher is not None,
                 "queue": (watcher.queue if watcher else 0) + jobs.queued_paths(),

@@ -14,8 +14,7 @@ import time
 from typing import Any
 
 from engram.server.jobs import JobRunner
-from engram.service import Engram
-from engram.sync.engine import SyncReport
+from engram.service import Engram, SyncReport
 
 log = logging.getLogger("engram.server")
 POLL_SECONDS = 5.0  # how soon a fact change (a queued op) is pushed
@@ -82,9 +81,7 @@ class SyncLoop:
         if self.last is not None and self.last.error:
             return False  # offline or refused: wait for the periodic retry
         loop = asyncio.get_running_loop()
-        pending = await loop.run_in_executor(
-            None, self.engram.sync_pending, self.collection
-        )
+        pending = await loop.run_in_executor(None, self.engram.sync_pending, self.collection)
         return pending > 0
 
     def _interval(self) -> int | None:

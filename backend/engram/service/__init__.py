@@ -8,6 +8,7 @@ from engram.service.deep import DeepSearchMixin
 from engram.service.live import LiveMixin, filters_from_json
 from engram.service.notes_move import NoteMoveMixin
 from engram.service.panel import PanelMixin
+from engram.sync.engine import SyncReport
 
 
 class Engram(NoteMoveMixin, LiveMixin, PanelMixin, DeepSearchMixin):
@@ -19,6 +20,7 @@ __all__ = [
     "Engram",
     "Passage",
     "SearchResult",
+    "SyncReport",
     "filter_syntax",
     "filters_from_json",
 ]

@@ -347,7 +347,6 @@ class VaultSync:
             sync_store.add_conflict(conn, self.v.name, fid, rel, copy, fields, self._now())
 
 
-
 def indexed_fact(conn: Any, row: Any) -> Fact:
     """The fact as the index read its note (what `update` queues): a fact or document row
     with `frontmatter`, `hash` and `path`."""

@@ -54,7 +54,9 @@ async def test_status_has_every_field_the_plugin_reads(
     for role in ("embed", "rerank", "generate"):
         assert status["models"][role]["state"] in {"loaded", "available", "missing"}
     assert status["watcher"] == {"enabled": False, "queue": 0, "error": None}
-    assert status["sync"]["configured"] is False
+    assert status["queryStages"]["keyword"] == "on"
+    assert status["queryStages"]["rerank"].startswith("off (")
+    assert status["sync"]["configured"] is False and status["sync"]["state"] == "off"
     assert status["lastError"] is None
     assert status["facts"] is None  # `notes` is a plain collection, not a memory vault
 
