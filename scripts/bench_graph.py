@@ -139,17 +139,17 @@ def main() -> None:
     spec = [indexer.CollectionSpec("bench", vault, "**/*.md")]
     max_bytes = e.settings.max_file_bytes
 
-    print("\n== link resolution inside `engram update`")
+    print("\n== link resolution inside `engram update` (links are resolved as they are stored)")
     report = timed("cold update: indexing (workers not in cpu)", lambda: indexer.update(
         e.db, spec, max_bytes))  # fmt: skip
-    timed("cold update: + link resolution", lambda: e.after_update(report, spec, None))
+    timed("cold update: + pending links", lambda: e.after_update(report, spec, None))
     conn = e.db.conn
     counts = conn.execute(
         "SELECT count(*), count(resolved_path), count(resolved_doc_id) FROM links"
     ).fetchone()
     print(f"  links {counts[0]}, to a file {counts[1]}, to a note {counts[2]}")
     report = timed("no-op update: indexing", lambda: indexer.update(e.db, spec, max_bytes))
-    timed("no-op update: + link resolution (folder scan)", lambda: e.after_update(
+    timed("no-op update: + pending links", lambda: e.after_update(
         report, spec, None))  # fmt: skip
     note = vault / "topic3" / "Note 3.md"
     only = {"bench": {"topic3/Note 3.md"}}
@@ -160,14 +160,14 @@ def main() -> None:
 
     for k in range(3):
         report = timed(f"one-file update {k + 1}: indexing", lambda k=k: edit(k))
-        timed(f"one-file update {k + 1}: + link resolution", lambda r=report: e.after_update(
+        timed(f"one-file update {k + 1}: + pending links", lambda r=report: e.after_update(
             r, spec, only))  # fmt: skip
     new = vault / "topic4" / "Brand new.md"
     new.write_text("# Brand new\n\n[[Note 1]]\n", encoding="utf-8")
     only_new = {"bench": {"topic4/Brand new.md"}}
     report = timed("new-note update: indexing", lambda: indexer.update(
         e.db, spec, max_bytes, only_paths=only_new))  # fmt: skip
-    timed("new-note update: + link resolution", lambda: e.after_update(report, spec, only_new))
+    timed("new-note update: + pending links", lambda: e.after_update(report, spec, only_new))
 
     print("\n== graph")
     nodes = timed("read notes and edges (SQL)", lambda: (

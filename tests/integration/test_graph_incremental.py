@@ -139,3 +139,52 @@ def test_undecodable_file_names_are_skipped(tmp_path: Path) -> None:
     root = write_tree(tmp_path / "odd", {"ok.png": b"x", "sub/a.md": "# a\n"})
     (root / b"bad\xff.png".decode("utf-8", "surrogateescape")).write_bytes(b"x")
     assert resolution.vault_files(root) == {"ok.png", "sub/a.md"}
+
+
+def test_a_note_indexed_again_gets_the_links_already_pointing_at_its_file(
+    vault: tuple[Engram, Path],
+) -> None:
+    e, root = vault
+    write_tree(root, {"B.md": "# B\n\n## Plan\n"})
+    e.update()
+    (root / "B.md").write_bytes(b"\x00 binary for a while")  # skipped: a file, not a note
+    e.update()
+    assert targets(e, "A") == ["B.md", "B.md"]
+    (root / "B.md").write_text("# B\n\n## Plan\n", encoding="utf-8")
+    e.update()
+    assert [(b.path, b.line) for b in e.backlinks("B").links] == [("A.md", 1), ("A.md", 1)]
+    assert [lk.heading_found for lk in e.links("A").links] == [None, True]
+
+
+def test_an_interrupted_update_leaves_links_for_the_next_one(
+    engram: Engram, tmp_path: Path
+) -> None:
+    import engram.index.indexer as indexer
+
+    notes = {f"N{i}.md": f"# N{i}\n\n## Part\n\n[[N{(i + 7) % 30}#Part]] [[N{(i * 3) % 30}]]\n"
+             for i in range(30)}  # fmt: skip
+    root = write_tree(tmp_path / "w", notes)
+    engram.collection_add(str(root), "w")
+    calls = 0
+
+    def progress(done: int, total: int) -> None:
+        nonlocal calls
+        calls += 1
+        if calls == 2:  # after the first committed batch
+            raise KeyboardInterrupt
+
+    old = indexer.BATCH_MAX
+    indexer.BATCH_MAX = 10
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            engram.update(progress=progress)
+    finally:
+        indexer.BATCH_MAX = old
+    engram.update()
+    for i in range(30):
+        links = engram.links(f"N{i}", "w").links
+        assert [lk.path for lk in links] == [f"N{(i + 7) % 30}.md", f"N{(i * 3) % 30}.md"]
+        assert links[0].heading_found is True
+    assert [b.path for b in engram.backlinks("N0", "w").links] == [
+        "N0.md", "N10.md", "N20.md", "N23.md",
+    ]  # fmt: skip

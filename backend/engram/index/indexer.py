@@ -2,7 +2,8 @@
 
 Work is committed in small transactions, so an interrupted update leaves a consistent index
 that the next run completes. A file whose hash matches a vanished document is a rename: the
-row moves and nothing is re-parsed.
+row moves and nothing is re-parsed. Links are stored resolved (index/links.py): the folder's
+file list is brought up to date first, in the update's first transaction.
 """
 
 from __future__ import annotations
@@ -14,16 +15,17 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
+from engram.index import links
 from engram.index.loader import Loaded, load_all
+from engram.index.resolver import LinkResolver
 from engram.store import documents as docs
+from engram.store import links as links_store
 from engram.store.db import Database
-from engram.store.fts import cjk_column
-from engram.vault.parse import ParsedNote
+from engram.vault.resolve import NoteInfo
 from engram.vault.scan import FileStat, scan
 
 BATCH_SECONDS = 0.5
 BATCH_MAX = 500
-DATE_KEYS = ("date", "created", "timestamp", "updated")
 
 Progress = Callable[[int, int], None]
 
@@ -92,12 +94,17 @@ def update(
             if wanted is None
             else [f for f in (_stat_one(col, rel, warn) for rel in sorted(wanted)) if f is not None]
         )
-        plans.append((col, states, files, wanted))
-    total = sum(len(files) for _, _, files, _ in plans)
+        walked = (  # every file of the folder, for links (a watcher update lists only new ones)
+            links.vault_files(col.root)
+            if wanted is None or not links_store.has_files(db.conn, col.name)
+            else None
+        )
+        plans.append((col, states, files, wanted, walked))
+    total = sum(len(plan[2]) for plan in plans)
     done = 0
-    for col, states, files, wanted in plans:
+    for col, states, files, wanted, walked in plans:
         done = _update_collection(
-            db, col, states, files, wanted, max_file_bytes, report, progress, done, total
+            db, col, states, files, wanted, walked, max_file_bytes, report, progress, done, total
         )
     with db.write() as conn:
         docs.set_meta(conn, "last_update", _now())
@@ -123,7 +130,7 @@ def _stat_one(col: CollectionSpec, rel: str, warn: Callable[[str, str], None]) -
         return None
     if not path.is_file():
         return None
-    return FileStat(rel=rel, path=path, mtime_ns=st.st_mtime_ns, size=st.st_size)
+    return FileStat(rel, str(path), st.st_mtime_ns, st.st_size)
 
 
 def _update_collection(
@@ -132,6 +139,7 @@ def _update_collection(
     states: dict[str, docs.DocState],
     files: list[FileStat],
     wanted: set[str] | None,
+    walked: set[str] | None,
     max_bytes: int,
     report: UpdateReport,
     progress: Progress | None,
@@ -157,21 +165,27 @@ def _update_collection(
 
     batch_start = time.perf_counter()
     by_rel = {f.rel: f for f in changed}
+    doc_ids = {path: st.id for path, st in states.items()}
+    resolver = LinkResolver(col.name, doc_ids, walked, len(changed))
     conn = db.conn
     conn.execute("BEGIN IMMEDIATE")
     try:
-        loaded_files = load_all([(f.path, f.rel, f.size) for f in changed], max_bytes)
-        for i, loaded in enumerate(loaded_files, 1):
+        links.sync_files(conn, col.name, col.root, walked, wanted or ())
+        items = [(f.path, f.rel, f.size, f.mtime_ns) for f in changed]
+        for i, loaded in enumerate(load_all(col.name, items, max_bytes), 1):
             f = by_rel[loaded.rel]
-            if _apply(conn, col, f, loaded, states.get(f.rel), vanished, claimed, report):
+            existing = states.get(f.rel)
+            if _apply(conn, col, f, loaded, existing, vanished, claimed, resolver, report):
                 seen.add(f.rel)
             done += 1
             if i % BATCH_MAX == 0 or time.perf_counter() - batch_start > BATCH_SECONDS:
+                resolver.flush(conn)
                 conn.execute("COMMIT")
                 if progress:
                     progress(done, total)
                 conn.execute("BEGIN IMMEDIATE")
                 batch_start = time.perf_counter()
+        resolver.flush(conn)
         gone = [states[p] for p in sorted(scope - seen) if states[p].id not in claimed]
         report.removed += docs.delete_documents(conn, (g.id for g in gone))
         report.removed_paths.extend((col.name, g.path) for g in gone)
@@ -193,10 +207,12 @@ def _apply(
     existing: docs.DocState | None,
     vanished: dict[str, docs.DocState],
     claimed: set[int],
+    resolver: LinkResolver,
     report: UpdateReport,
 ) -> bool:
     """Store one new or modified file; False when it was skipped."""
-    if loaded.skipped or loaded.parsed is None:
+    rec = loaded.record
+    if loaded.skipped or rec is None:
         report.skipped += 1
         report.warnings.append((col.name, f.rel, loaded.skipped or "skipped"))
         return False
@@ -210,87 +226,23 @@ def _apply(
         old_stem, new_stem = PurePosixPath(moved.path).stem, PurePosixPath(f.rel).stem
         title = new_stem if moved.title == old_stem else None
         docs.rename_document(conn, moved.id, f.rel, f.mtime_ns, f.size, title)
+        resolver.moved(conn, moved.id, moved.path, f.rel)
         report.renamed += 1
         report.changed_ids.append(moved.id)
         return True
     for w in loaded.warnings:
         report.warnings.append((col.name, f.rel, w))
-    rec = note_record(col.name, f, loaded.sha256, loaded.text, loaded.parsed, loaded.warnings)
-    report.changed_ids.append(docs.upsert_note(conn, rec, _now()))
+    doc_id, created = docs.upsert_note(conn, rec, _now())
+    resolver.stored(conn, doc_id, f.rel, created)
+    own = NoteInfo(
+        headings=tuple((h[0], h[1]) for h in rec.headings), blocks=tuple(b for b, _ in rec.blocks)
+    )
+    links_store.insert_links(conn, doc_id, resolver.rows(conn, f.rel, rec.links, own))
+    report.changed_ids.append(doc_id)
     if existing is None:
         report.added += 1
     else:
         report.updated += 1
-    return True
-
-
-def note_record(
-    collection: str, f: FileStat, sha: str, text: str, p: ParsedNote, warnings: tuple[str, ...]
-) -> docs.NoteRecord:
-    """Flatten a parse result into the rows the store writes."""
-    heading_text = "\n".join(h.text for h in p.headings if h.text != p.title)
-    return docs.NoteRecord(
-        collection=collection,
-        path=f.rel,
-        title=p.title,
-        hash=sha,
-        mtime_ns=f.mtime_ns,
-        size=f.size,
-        body_line=p.body_line,
-        doc_date=_doc_date(p.frontmatter, f.mtime_ns),
-        frontmatter=p.frontmatter,
-        aliases=p.aliases,
-        warnings=warnings,
-        text=text,
-        fts_headings=heading_text,
-        fts_props=_props_text(p.frontmatter),
-        fts_body=p.body,
-        fts_cjk=cjk_column(p.title, p.body),
-        headings=tuple((h.level, h.text, h.line) for h in p.headings),
-        links=tuple(
-            (lk.kind, lk.target, lk.heading, lk.block, lk.display, int(lk.embed), lk.line)
-            for lk in p.links
-        ),
-        tags=p.tags,
-        fields=tuple((fl.key, fl.value, fl.line, fl.source) for fl in p.fields),
-        blocks=p.blocks,
-    )
-
-
-def _props_text(frontmatter: dict[str, Any]) -> str:
-    """Frontmatter values as searchable text (title and aliases already have their column)."""
-    parts: list[str] = []
-
-    def walk(value: Any) -> None:
-        if isinstance(value, dict):
-            for v in value.values():
-                walk(v)
-        elif isinstance(value, list):
-            for v in value:
-                walk(v)
-        elif value is not None and not isinstance(value, bool):
-            parts.append(str(value))
-
-    for key, value in frontmatter.items():
-        if key not in ("title", "aliases", "alias"):
-            walk(value)
-    return "\n".join(parts)
-
-
-def _doc_date(frontmatter: dict[str, Any], mtime_ns: int) -> str:
-    """The note's date for after:/before: filters: a frontmatter date, else modified time."""
-    for key in DATE_KEYS:
-        value = frontmatter.get(key)
-        if isinstance(value, str) and len(value) >= 10 and _is_iso_date(value[:10]):
-            return value
-    return dt.datetime.fromtimestamp(mtime_ns / 1e9, dt.UTC).isoformat(timespec="seconds")
-
-
-def _is_iso_date(text: str) -> bool:
-    try:
-        dt.date.fromisoformat(text)
-    except ValueError:
-        return False
     return True
 
 

@@ -1,15 +1,22 @@
-"""Resolve stored links after an index update, Obsidian's way, touching only what changed.
-
-A link can only resolve to a file with the same lookup key (`vault.resolve.link_key`), so
-after an update we re-resolve: links never resolved yet, links written in changed notes
-(their rows are new; a moved note's relative links and same-folder ties change too), links
-pointing at changed notes (headings and block ids may have changed), and links whose key
-matches a file that appeared or disappeared (a new note can satisfy old dangling links; a
-deleted or moved one turns its links into stubs).
+"""Link resolution, Obsidian's way, kept in step with the index by the update that changes it.
 
 Links resolve against every file of the collection's folder, attachments and notes outside
-the index mask included, as Obsidian's vault does: the list lives in `vault_files`, refreshed
-by a scan on a full update and by the given paths on a watcher update.
+the index mask included, as Obsidian's vault does: the list lives in `vault_files`, brought up
+to date at the start of each update (a walk of the folder, or the paths a watcher update
+gives). The indexer then stores each note's links already resolved (index/resolver.py), so a
+cold update resolves every link once, as it writes it. What the update changes for links
+stored earlier is marked pending (`links.key` NULL) in the same transaction as the change,
+and `refresh` resolves the pending links once the files are indexed:
+
+- a file appeared or disappeared: links with its lookup key (`vault.resolve.link_key`: a new
+  note satisfies old dangling links, a deleted or moved one turns its links into stubs);
+- a note changed: links to its headings and blocks;
+- a note moved: its own links (relative links and same-folder ties change);
+- a note is indexed for the first time: links already resolved to its file get its id, once
+  per committed batch (a cold update meets most notes after the notes linking to them); those
+  asking for a heading or block are checked again.
+
+An interrupted update leaves the pending marks behind, so the next one completes the work.
 """
 
 from __future__ import annotations
@@ -33,13 +40,12 @@ ALL_FILES_OVER = 2_000  # past this many keys, load the whole file list instead 
 
 @dataclass(frozen=True)
 class Scope:
-    """One collection to refresh: its name and folder, and what the index update changed."""
+    """One collection to refresh: its name and folder, and whether the update that ran before
+    already brought its file list up to date."""
 
     collection: str
     root: Path
-    changed_ids: tuple[int, ...] = ()
-    removed: tuple[str, ...] = ()
-    only_paths: frozenset[str] | None = None  # None: scan the whole folder
+    synced: bool = False
 
 
 @dataclass(frozen=True)
@@ -54,54 +60,31 @@ class Refresh:
     generation: int = 0
 
 
-def scopes(
-    conn: Any,
-    collections: Iterable[tuple[str, Path]],
-    changed_ids: Iterable[int] = (),
-    removed_paths: Iterable[tuple[str, str]] = (),
-    only_paths: dict[str, set[str]] | None = None,
-) -> list[Scope]:
-    """One Scope per updated collection from an index update's report."""
-    changed: dict[str, list[int]] = {}
-    for doc_id, collection, _ in store.doc_paths(conn, changed_ids):
-        changed.setdefault(collection, []).append(doc_id)
-    removed: dict[str, list[str]] = {}
-    for collection, path in removed_paths:
-        removed.setdefault(collection, []).append(path)
-    return [
-        Scope(
-            name,
-            root,
-            tuple(sorted(changed.get(name, ()))),
-            tuple(sorted(removed.get(name, ()))),
-            None if only_paths is None else frozenset(only_paths.get(name, ())),
-        )
-        for name, root in collections
-    ]
+def scopes(collections: Iterable[tuple[str, Path]], synced: bool = False) -> list[Scope]:
+    """One Scope per collection (name, folder)."""
+    return [Scope(name, root, synced) for name, root in collections]
 
 
-def refresh(db: Database, scopes: Iterable[Scope], configured: Iterable[str]) -> Refresh:
-    """Bring `vault_files` and the links' resolution in line with the files; bump the graph
-    generation when any link or note changed."""
+def refresh(
+    db: Database, scopes: Iterable[Scope], configured: Iterable[str], touched: bool = False
+) -> Refresh:
+    """Resolve the pending links of each collection (listing its files first when no update
+    did); bump the graph generation when any link changed or `touched` (notes changed)."""
     started = time.perf_counter()
     added = removed = checked = changed = 0
-    touched = False
     scopes = list(scopes)
     walked = {  # the folder walks happen before the write lock is taken
-        s.collection: vault_files(s.root)
-        for s in scopes
-        if s.only_paths is None or not store.has_files(db.conn, s.collection)
+        s.collection: vault_files(s.root) for s in scopes if not s.synced
     }
     with db.write() as conn:
         store.prune_files(conn, configured)
         for scope in scopes:
-            a, r, affected = _sync_files(conn, scope, walked.get(scope.collection))
-            links = store.links_to_resolve(
-                conn, scope.collection, scope.changed_ids, scope.changed_ids, affected
-            )
-            added, removed, checked = added + a, removed + r, checked + len(links)
+            if not scope.synced:
+                a, r = sync_files(conn, scope.collection, scope.root, walked[scope.collection])
+                added, removed = added + a, removed + r
+            links = store.pending_links(conn, scope.collection)
+            checked += len(links)
             changed += _resolve(conn, scope.collection, links)
-            touched = touched or bool(scope.changed_ids or scope.removed)
         generation = int(docs.get_meta(conn, GENERATION_KEY) or 0)
         if touched or changed:
             generation += 1
@@ -114,30 +97,30 @@ def generation(conn: Any) -> int:
     return int(docs.get_meta(conn, GENERATION_KEY) or 0)
 
 
-def _sync_files(conn: Any, scope: Scope, on_disk: set[str] | None) -> tuple[int, int, set[str]]:
-    """Update the collection's file list from a walk of its folder (`on_disk`; a watcher
-    update gives paths instead); return (added, removed, affected link keys)."""
-    name = scope.collection
+def sync_files(
+    conn: Any, collection: str, root: Path, on_disk: set[str] | None, paths: Iterable[str] = ()
+) -> tuple[int, int]:
+    """Bring the collection's file list in line with a walk of its folder (`on_disk`) or, on a
+    watcher update, with the given paths; links whose lookup key gained or lost a file become
+    pending. Returns (files added, files removed)."""
     added: list[str] = []
     removed: list[str] = []
     if on_disk is not None:
-        stored = store.file_paths(conn, name)
+        stored = store.file_paths(conn, collection)
         added = sorted(on_disk - stored)
         removed = sorted(stored - on_disk)
-        store.add_files(conn, name, ((path, link_key(path)) for path in added))
+        store.add_files(conn, collection, ((path, link_key(path)) for path in added))
         for path in removed:
-            store.remove_file(conn, name, path)
+            store.remove_file(conn, collection, path)
     else:
-        for path in sorted((scope.only_paths or frozenset()) | set(scope.removed)):
-            if _is_vault_file(scope.root, path):
-                if store.add_file(conn, name, path, link_key(path)):
+        for path in sorted(set(paths)):
+            if _is_vault_file(root, path):
+                if store.add_file(conn, collection, path, link_key(path)):
                     added.append(path)
-            elif store.remove_file(conn, name, path):
+            elif store.remove_file(conn, collection, path):
                 removed.append(path)
-        for _, _, path in store.doc_paths(conn, scope.changed_ids):
-            if store.add_file(conn, name, path, link_key(path)):
-                added.append(path)
-    return len(added), len(removed), {link_key(p) for p in (*added, *removed)}
+    store.mark_keys_pending(conn, collection, {link_key(p) for p in (*added, *removed)})
+    return len(added), len(removed)
 
 
 def vault_files(root: Path) -> set[str]:

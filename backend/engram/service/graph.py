@@ -71,18 +71,18 @@ class GraphMixin(RetrievalMixin):
         specs: list[indexer.CollectionSpec],
         only_paths: dict[str, set[str]] | None,
     ) -> None:
-        """Resolve the links the update may have changed (see index/links.py)."""
+        """Resolve the links the update left pending (see index/links.py)."""
         super().after_update(report, specs, only_paths)
         from engram.index import links as resolution
 
-        found = resolution.scopes(
-            self.db.conn,
-            [(s.name, s.root) for s in specs],
-            report.changed_ids,
-            report.removed_paths,
-            only_paths,
+        # the update listed the files of each collection it indexed; no folder walk here
+        found = resolution.scopes([(s.name, s.root) for s in specs], synced=True)
+        resolution.refresh(
+            self.db,
+            found,
+            [c.name for c in self.settings.collections],
+            touched=bool(report.changed_ids or report.removed_paths),
         )
-        resolution.refresh(self.db, found, [c.name for c in self.settings.collections])
 
     def backlinks(self, note: str, collection: str | None = None) -> NoteLinks:
         """Links to a note from the vault, each with its line and that line's text."""
@@ -247,7 +247,7 @@ class GraphMixin(RetrievalMixin):
         conn = self.db.conn
         if pending_count(conn):  # links stored before resolution existed
             cols = [(c.name, c.path) for c in self.settings.collections]
-            resolution.refresh(self.db, resolution.scopes(conn, cols), [c for c, _ in cols])
+            resolution.refresh(self.db, resolution.scopes(cols), [c for c, _ in cols])
         key = (resolution.generation(conn), store.note_count(conn, name))
         cache: dict[str, _Vault] = self.__dict__.setdefault("_graph_cache", {})
         lock: threading.Lock = self.__dict__.setdefault("_graph_lock", threading.Lock())

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 
 @dataclass(frozen=True)
@@ -35,9 +35,9 @@ class NoteRecord:
     blocks: tuple[tuple[str, int], ...]
 
 
-@dataclass(frozen=True)
-class DocState:
-    """What incremental indexing compares for a stored document."""
+class DocState(NamedTuple):
+    """What incremental indexing compares for a stored document (a named tuple: every update
+    reads one per document)."""
 
     id: int
     path: str
@@ -53,11 +53,12 @@ def doc_states(conn: Any, collection: str) -> dict[str, DocState]:
         "SELECT id, path, hash, mtime_ns, size, title FROM documents WHERE collection = ?",
         (collection,),
     )
-    return {r[1]: DocState(r[0], r[1], r[2], r[3], r[4], r[5]) for r in rows}
+    return {r[1]: DocState(*r) for r in rows}
 
 
-def upsert_note(conn: Any, rec: NoteRecord, now: str) -> int:
-    """Insert or replace a note (row, content, full-text row, links, tags...); return its id."""
+def upsert_note(conn: Any, rec: NoteRecord, now: str) -> tuple[int, bool]:
+    """Insert or replace a note (row, content, full-text row, headings, tags...) but not its
+    links, which are stored once resolved (store.links.insert_links); return (id, created)."""
     conn.execute("INSERT OR IGNORE INTO content (hash, text) VALUES (?, ?)", (rec.hash, rec.text))
     row = conn.execute(
         "SELECT id FROM documents WHERE collection = ? AND path = ?", (rec.collection, rec.path)
@@ -98,7 +99,7 @@ def upsert_note(conn: Any, rec: NoteRecord, now: str) -> int:
         (doc_id, fts_title, rec.fts_headings, rec.fts_props, rec.fts_body, rec.fts_cjk),
     )
     _insert_children(conn, doc_id, rec)
-    return doc_id
+    return doc_id, row is None
 
 
 def _insert_children(conn: Any, doc_id: int, rec: NoteRecord) -> None:
@@ -106,12 +107,6 @@ def _insert_children(conn: Any, doc_id: int, rec: NoteRecord) -> None:
         conn.executemany(
             "INSERT INTO headings (doc_id, level, text, line) VALUES (?, ?, ?, ?)",
             [(doc_id, *h) for h in rec.headings],
-        )
-    if rec.links:
-        conn.executemany(
-            "INSERT INTO links (doc_id, kind, target, heading, block, display, embed, line)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            [(doc_id, *link) for link in rec.links],
         )
     if rec.tags:
         conn.executemany(

@@ -30,6 +30,8 @@ def cjk_column(*texts: str) -> str:
     """The `cjk` column value: bigrams of every CJK run, space separated."""
     out: list[str] = []
     for text in texts:
+        if text.isascii():  # the usual case, and far quicker to rule out than to search
+            continue
         for run in CJK_RUN.findall(text):
             out.extend(bigrams(run))
     return " ".join(out)

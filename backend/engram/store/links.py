@@ -30,6 +30,13 @@ class StoredLink:
     block_ok: int | None
 
 
+# A link as stored: kind, target, heading, block, display, embed, line, then its resolution:
+# key, resolved_path, resolved_doc_id, heading_ok, block_ok
+LinkRow = tuple[
+    str, str, str | None, str | None, str | None, int, int,
+    str | None, str | None, int | None, int | None, int | None,
+]  # fmt: skip
+
 _LINK = (
     "SELECT l.id, l.doc_id, d.path, l.kind, l.target, l.heading, l.block, l.key,"
     " l.resolved_path, l.resolved_doc_id, l.heading_ok, l.block_ok"
@@ -117,34 +124,63 @@ def doc_ids_by_path(conn: Any, collection: str, paths: Iterable[str]) -> dict[st
     return {r[0]: r[1] for r in rows}
 
 
-def links_to_resolve(
-    conn: Any,
-    collection: str,
-    doc_ids: Iterable[int] = (),
-    target_ids: Iterable[int] = (),
-    keys: Iterable[str] = (),
-) -> list[StoredLink]:
-    """Links of a collection that need (re-)resolving: never resolved, written in `doc_ids`,
-    pointing at `target_ids`, or whose key is in `keys`; each once."""
-    found = {r[0]: StoredLink(*r) for r in conn.execute(_LINK + "l.key IS NULL", (collection,))}
-    wanted: set[int] = set()
-    for column, values in (("doc_id", doc_ids), ("resolved_doc_id", target_ids), ("key", keys)):
-        listed = _array(values)
-        if listed != "[]":
-            wanted.update(
-                r[0]
-                for r in conn.execute(
-                    f"SELECT id FROM links WHERE {column} IN (SELECT value FROM json_each(?))",
-                    (listed,),
-                )
-            )
-    missing = _array(sorted(wanted - found.keys()))
-    if missing != "[]":
-        rows = conn.execute(
-            _LINK + "l.id IN (SELECT value FROM json_each(?))", (collection, missing)
-        )
-        found.update((r[0], StoredLink(*r)) for r in rows)
-    return [found[i] for i in sorted(found)]
+def pending_links(conn: Any, collection: str) -> list[StoredLink]:
+    """Links of a collection waiting to be (re-)resolved (`key` NULL), in id order."""
+    return [
+        StoredLink(*r) for r in conn.execute(_LINK + "l.key IS NULL ORDER BY l.id", (collection,))
+    ]
+
+
+def insert_links(conn: Any, doc_id: int, rows: Iterable[LinkRow]) -> None:
+    """Store a note's links with their resolution; a NULL key marks a link to resolve once
+    the update is done."""
+    conn.executemany(
+        "INSERT INTO links (doc_id, kind, target, heading, block, display, embed, line, key,"
+        " resolved_path, resolved_doc_id, heading_ok, block_ok)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [(doc_id, *row) for row in rows],
+    )
+
+
+def claim_links(conn: Any, collection: str, notes: Iterable[tuple[int, str, str]]) -> None:
+    """Notes were just indexed, (id, path, key) each: links already resolved to their files
+    point at them now; those asking for a heading or block go back to pending."""
+    conn.execute(
+        "UPDATE links SET resolved_doc_id = n.value ->> 0,"
+        " key = CASE WHEN links.heading IS NULL AND links.block IS NULL THEN links.key END"
+        " FROM json_each(?) AS n"
+        " WHERE links.key = n.value ->> 2 AND links.resolved_path = n.value ->> 1"
+        " AND +links.resolved_doc_id IS NULL"
+        " AND (SELECT collection FROM documents WHERE id = links.doc_id) = ?",
+        (json.dumps([list(n) for n in notes], ensure_ascii=False), collection),
+    )
+
+
+def mark_subpath_links_pending(conn: Any, doc_id: int) -> None:
+    """A note changed: links to one of its headings or blocks must be checked again."""
+    conn.execute(
+        "UPDATE links SET key = NULL WHERE resolved_doc_id = ?"
+        " AND (heading IS NOT NULL OR block IS NOT NULL)",
+        (doc_id,),
+    )
+
+
+def mark_note_links_pending(conn: Any, doc_id: int) -> None:
+    """A note moved: its own links (relative ones, same-folder ties) must be resolved again."""
+    conn.execute("UPDATE links SET key = NULL WHERE doc_id = ?", (doc_id,))
+
+
+def mark_keys_pending(conn: Any, collection: str, keys: Iterable[str]) -> None:
+    """Files with these lookup keys appeared or disappeared: the collection's links with such
+    a key must be resolved again."""
+    listed = _array(keys)
+    if listed == "[]":
+        return
+    conn.execute(
+        "UPDATE links SET key = NULL WHERE key IN (SELECT value FROM json_each(?))"
+        " AND (SELECT collection FROM documents WHERE id = links.doc_id) = ?",
+        (listed, collection),
+    )
 
 
 def set_resolutions(

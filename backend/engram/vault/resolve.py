@@ -37,6 +37,7 @@ def normalize_heading(text: str) -> str:
     return _SPACES.sub(" ", _HEADING_PUNCT.sub(" ", _nfc(text))).strip().lower()
 
 
+@lru_cache(maxsize=65536)  # a vault links the same names over and over
 def link_key(target: str) -> str:
     """Lookup key of a link target or a file path: its last part, lower case, without `.md`.
 

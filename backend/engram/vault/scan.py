@@ -5,20 +5,20 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import NamedTuple
 
 # Obsidian hides every dot-folder (.obsidian, .trash, .git, a custom config folder); so do we.
 ALWAYS_IGNORED_DIRS = frozenset({"node_modules", "__pycache__"})
 
 
-@dataclass(frozen=True)
-class FileStat:
-    """A file found by the scanner, with what incremental indexing compares."""
+class FileStat(NamedTuple):
+    """A file found by the scanner, with what incremental indexing compares (a named tuple:
+    a scan makes one per file of the vault, every update)."""
 
     rel: str  # POSIX path relative to the collection root
-    path: Path
+    path: str  # where to read it, as the folder walk found it
     mtime_ns: int
     size: int
 
@@ -152,4 +152,4 @@ def _walk(
         elif entry.name.startswith("."):
             continue
         elif matches(pattern, rel) and not (ignore and is_ignored(rel, ignore)):
-            yield FileStat(rel=rel, path=Path(entry.path), mtime_ns=st.st_mtime_ns, size=st.st_size)
+            yield FileStat(rel, entry.path, st.st_mtime_ns, st.st_size)
