@@ -13,19 +13,28 @@ import re
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Any
+from functools import cache, lru_cache
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
-from markdown_it import MarkdownIt
-from mdit_py_plugins.dollarmath import dollarmath_plugin
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
 
-_MD = (
-    MarkdownIt("commonmark", {"html": True})
-    .enable("table")
-    .use(dollarmath_plugin, double_inline=True)
-    .disable("inline")
-)
+
+@cache
+def _markdown() -> MarkdownIt:
+    """The block parser, built on first use (every command imports this module)."""
+    from markdown_it import MarkdownIt
+    from mdit_py_plugins.dollarmath import dollarmath_plugin
+
+    return (
+        MarkdownIt("commonmark", {"html": True})
+        .enable("table")
+        .use(dollarmath_plugin, double_inline=True)
+        .disable("inline")
+    )
+
+
 _FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n.*?^(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.S | re.M)
 _NEWLINE = re.compile(r"\r\n?|\n")
 _GLOBAL_SKIP = re.compile(r"%%.*?%%|<!--.*?-->", re.S)  # Obsidian and HTML comments
@@ -247,7 +256,7 @@ def _prose(text: str, link_headings: bool) -> tuple[bytearray, bytearray]:
     line_starts.extend(m.end() for m in _NEWLINE.finditer(text))
     first_line = len(_NEWLINE.findall(text, 0, body_start))
     try:
-        tokens = _MD.parse(text[body_start:])
+        tokens = _markdown().parse(text[body_start:])
     except Exception:  # a parser failure must not touch the note
         return allowed, table
     heading = in_table = False

@@ -11,8 +11,6 @@ import difflib
 import re
 from dataclasses import dataclass
 
-import regex
-
 from engram.errors import InvalidInputError, NotFoundError
 
 from .parse import Heading, parse_note, split_frontmatter
@@ -198,6 +196,8 @@ def find_replace(
         found = text.count(find)
         n = found if count <= 0 else min(count, found)
         return (text.replace(find, replacement, n) if n else text), n
+    import regex  # loaded only for a regular-expression edit (every command imports this module)
+
     try:
         pattern = regex.compile(find, regex.MULTILINE | regex.VERSION0)
     except regex.error as exc:

@@ -14,23 +14,35 @@ import re
 from bisect import bisect_left
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 import yaml
 from frontmatter.default_handlers import YAMLHandler
-from markdown_it import MarkdownIt
-from mdit_py_plugins.dollarmath import dollarmath_plugin
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
 
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _YAML = YAMLHandler()
-_MD = (
-    MarkdownIt("commonmark", {"html": True})
-    .enable("table")
-    .use(dollarmath_plugin, double_inline=True)
-    .disable("inline")  # inline syntax is read below, far faster than the full inline parser
-)
+
+
+@cache
+def _markdown() -> MarkdownIt:
+    """The block parser, built on first use: commands that never parse a note (a no-op
+    `engram update`, a search) do not pay for importing it."""
+    from markdown_it import MarkdownIt
+    from mdit_py_plugins.dollarmath import dollarmath_plugin
+
+    return (
+        MarkdownIt("commonmark", {"html": True})
+        .enable("table")
+        .use(dollarmath_plugin, double_inline=True)
+        .disable("inline")  # inline syntax is read below, far faster than the full inline parser
+    )
+
 
 _FM_OPEN = re.compile(r"\A---[ \t]*\r?\n")
 _FM_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.MULTILINE)
@@ -168,7 +180,7 @@ def parse_note(text: str, rel_path: str) -> ParsedNote:
         if warning:
             warnings.append(warning)
     try:
-        tokens = _MD.parse(body)
+        tokens = _markdown().parse(body)
     except Exception as exc:  # a parser bug must not lose the note
         warnings.append(f"markdown structure not parsed: {type(exc).__name__}")
         tokens = []

@@ -15,8 +15,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from rapidfuzz import fuzz, process
-
 if TYPE_CHECKING:  # parsing libraries load only when indexing
     from .parse import ParsedNote
 
@@ -334,6 +332,8 @@ def candidates(query: str, index: LinkIndex, limit: int = 10) -> list[Candidate]
         elif lowered in low:
             offer(path, label, via, (0.55 + 0.2 * len(lowered) / len(low)) * weight[via])
     if len(best) < limit:  # "did you mean": edit-distance similarity over names and aliases
+        from rapidfuzz import fuzz, process  # loaded only for suggestions
+
         names = [row for row in labels if row[3] != "path"]
         choices = [row[0] for row in names]
         for _, ratio, i in process.extract(

@@ -13,12 +13,12 @@ import re
 from dataclasses import dataclass
 
 from .parse import (
-    _MD,
     _MDLINK,
     _SCHEME,
     _WIKILINK,
     Link,
     _blank_code_spans,
+    _markdown,
     _markdown_link,
     split_frontmatter,
     wikilink,
@@ -56,7 +56,7 @@ def link_spans(text: str) -> list[LinkSpan]:
             if link is not None:
                 out.append(_wiki_span(link, fm_start + m.start(1), m.group(1)))
     try:
-        tokens = _MD.parse(body)
+        tokens = _markdown().parse(body)
     except Exception:  # parse_note then stores no links either
         return out
     offset = body_line - 1
