@@ -1,9 +1,7 @@
 """Recall and deep search through the running daemon when it serves the vault asked for, else
 in-process. Both paths return the facade's JSON shapes, so every output is the same either way.
 
-The daemon's `POST /v1/recall` takes a query and the type, tag and date filters; a recall
-with an empty query, `--scope`, `--tier` or `--all-states`, or one for another vault, runs
-in-process (no model is needed for what the daemon cannot express).
+A recall for another vault than the daemon's runs in-process.
 """
 
 from __future__ import annotations
@@ -43,8 +41,7 @@ def recall(
 ) -> list[dict[str, Any]]:
     """Recall hits as JSON (`RecallHit.to_dict`), from the daemon when it can answer."""
     tags = list(tags)
-    remote_ok = query.strip() and states is None and not scope and not tier_name
-    daemon = memory_daemon(state, no_daemon, vault) if remote_ok else None
+    daemon = memory_daemon(state, no_daemon, vault)
     if daemon is not None:
         try:
             return daemon.recall(
@@ -52,9 +49,12 @@ def recall(
                 n,
                 type=fact_type,
                 tags=tags,
+                scope=scope,
                 since=since,
                 until=until,
+                tier=tier_name,
                 includeNotes=include_notes,
+                allStates=states is not None,
             )
         except DaemonUnreachable:
             pass  # it stopped since it wrote its file: answer in-process

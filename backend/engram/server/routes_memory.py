@@ -44,6 +44,7 @@ NEW_FACT = (
 )
 PATCH_FACT = (*NEW_FACT[:7], "lifecycleState", "scope")
 PROFILES = ("default", "planning", "incident", "handoff")
+ALL_STATES = ("active", "dormant", "merged", "archived", "pruned")
 
 
 def _unit(x: Any) -> bool:
@@ -96,7 +97,7 @@ def jsonable(value: Any) -> Any:
 async def recall(request: web.Request) -> web.Response:
     """Facts and notes ranked by relevance × importance × recency."""
     body = await v.json_body(request)
-    q = v.text(body, "q", required=True)
+    q = v.text(body, "q")  # empty: the filters alone, by importance and age
     n = v.integer(body, "n", 10, low=1, high=200)
     app = request.app
     found = await in_reader(
@@ -106,9 +107,12 @@ async def recall(request: web.Request) -> web.Response:
         n=n,
         fact_type=v.text(body, "type", max_len=64) or None,
         tags=v.strings(body, "tags", max_len=200),
+        scope=v.text(body, "scope", max_len=200) or None,
         since=v.text(body, "since", max_len=100) or None,
         until=v.text(body, "until", max_len=100) or None,
+        tier_name=v.text(body, "tier", max_len=16) or None,  # checked by the facade
         include_notes=v.flag(body, "includeNotes"),
+        states=ALL_STATES if v.flag(body, "allStates") else None,
         vault=app[CONFIG].collection,
     )
     return web.json_response({"results": jsonable(found), "notices": []})
