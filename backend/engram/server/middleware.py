@@ -28,7 +28,6 @@ STATUS_BY_CODE = {
     "invalid_json": 400,
     "conflict": 409,
     "unavailable": 503,
-    "not_implemented": 501,
     "config": 500,
 }
 CODE_BY_STATUS = {
