@@ -80,7 +80,7 @@ class VaultSync:
     def attempt(self, op: Op) -> None:
         """The op is about to be sent: its id and payload are fixed from now on."""
         with self.eng.db.write() as conn:
-            sync_store.attempted(conn, op.seq, None)
+            sync_store.attempted(conn, op.seq)
 
     def base_version(self, fact_id: str) -> int:
         """The version both sides last agreed on (0: Convex must not have the fact)."""

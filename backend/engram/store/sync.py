@@ -163,12 +163,9 @@ def count_pending(conn: Any, vault: str) -> int:
     return int(row[0])
 
 
-def attempted(conn: Any, seq: int, error: str | None) -> None:
+def attempted(conn: Any, seq: int) -> None:
     """Count a send attempt (its op id and payload are now fixed)."""
-    conn.execute(
-        "UPDATE sync_outbox SET attempts = attempts + 1, last_error = ? WHERE seq = ?",
-        (error, seq),
-    )
+    conn.execute("UPDATE sync_outbox SET attempts = attempts + 1 WHERE seq = ?", (seq,))
 
 
 def park(conn: Any, seq: int, error: str) -> None:
