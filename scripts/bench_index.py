@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -150,18 +151,29 @@ def main() -> None:
         f"notes/s (target >= 1,000)"
     )
 
-    t = time.perf_counter()
-    report = engram.update()
-    noop = time.perf_counter() - t
+    times = []
+    for _ in range(5):
+        t = time.perf_counter()
+        report = engram.update()
+        times.append(time.perf_counter() - t)
     print(
-        f"no-op update (in-process): {noop * 1000:.0f} ms (target <= 500), "
+        f"no-op update (in-process): median {statistics.median(times) * 1000:.0f} ms of 5, "
         f"{report.unchanged} unchanged"
     )
-    t = time.perf_counter()
-    subprocess.run(
-        [sys.executable, "-m", "engram", "update"], env=env, check=True, capture_output=True
+    # as an installed package runs: with bytecode caches (a first run writes them)
+    cached = {k: v for k, v in env.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    cached["PYTHONPYCACHEPREFIX"] = str(work / "pycache")
+    times = []
+    for _ in range(6):
+        t = time.perf_counter()
+        subprocess.run(
+            [sys.executable, "-m", "engram", "update"], env=cached, check=True, capture_output=True
+        )
+        times.append(time.perf_counter() - t)
+    print(
+        "no-op update (engram update, whole process): "
+        f"median {statistics.median(times[1:]) * 1000:.0f} ms of 5 (target <= 500)"
     )
-    print(f"no-op update (engram update, whole process): {(time.perf_counter() - t) * 1000:.0f} ms")
 
     changed = vault / "area3" / "Note 3.md"
     times = []

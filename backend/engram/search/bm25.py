@@ -49,9 +49,9 @@ def normalize(bm25: float) -> float:
 # match: they add little to BM25 (an IDF of at most log 3, against 6-8 for the words that
 # decide the ranking; FTS5 gives no weight at all past one half) but make every common
 # document a candidate to score, and scoring candidates is most of a search's time. On BEIR
-# SciFact a quarter ranks ~40% fewer documents than keeping every word, with nDCG@10 as good or
-# better on both the test and the train queries (docs/benchmarks.md). Small indexes keep every
-# word.
+# SciFact a quarter ranks a third fewer documents than keeping every word, with nDCG@10 as good
+# or better on both the test and the train queries (docs/benchmarks.md). Small indexes keep
+# every word.
 COMMON_SHARE = 1 / 4
 PRUNE_MIN_DOCS = 1_000
 
