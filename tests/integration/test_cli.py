@@ -57,6 +57,9 @@ def test_help_is_fast_and_lists_commands() -> None:
         "'markdown_it' not in sys.modules else 1)"
     )
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+    # the facade itself (what every command builds) leaves the HTTP client for sync to load
+    code = "import sys, engram.service; sys.exit(0 if 'aiohttp' not in sys.modules else 1)"
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0
 
 
 def test_search_formats_parse(cli_env: dict[str, str]) -> None:

@@ -4,7 +4,8 @@ Why not the `convex` package: its client holds the GIL while it blocks, has no t
 may replay a write under a new session. This one sends `/api/query` and `/api/mutation` with
 explicit timeouts, classifies every failure, and retries what is safe to retry (every
 mutation carries an op id, so a retry after a lost reply is harmless) with exponential
-backoff, jitter and `Retry-After`.
+backoff, jitter and `Retry-After`. aiohttp is imported when a client opens, not with the
+facade: most commands never talk HTTP, and it is a third of a short command's start-up.
 """
 
 from __future__ import annotations
@@ -15,11 +16,12 @@ import random
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
-
-import aiohttp
+from typing import TYPE_CHECKING, Any
 
 from engram.errors import UnavailableError
+
+if TYPE_CHECKING:
+    import aiohttp
 
 RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 PAUSED = "deployment is paused"
@@ -98,14 +100,17 @@ class ConvexClient:
         self.url = url.rstrip("/")
         self.sync_token = sync_token
         self.auth = auth  # "Convex <deploy key>" or "Bearer <jwt>", optional
-        self.timeout = aiohttp.ClientTimeout(total=timeout, connect=min(timeout, 5.0))
+        self.timeout = timeout
         self.backoff = backoff or Backoff()
         self.sleep = sleep
         self.retries = 0  # how many retries this client made (for reports)
         self._session: aiohttp.ClientSession | None = None
 
     async def __aenter__(self) -> ConvexClient:
-        self._session = aiohttp.ClientSession(timeout=self.timeout)
+        import aiohttp
+
+        limits = aiohttp.ClientTimeout(total=self.timeout, connect=min(self.timeout, 5.0))
+        self._session = aiohttp.ClientSession(timeout=limits)
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -135,6 +140,8 @@ class ConvexClient:
                 await self.sleep(wait)
 
     async def _once(self, route: str, path: str, args: dict[str, Any]) -> Any:
+        import aiohttp
+
         if self._session is None:
             raise RuntimeError("use ConvexClient as an async context manager")
         body = {"path": path, "format": "json", "args": encode({**args, "token": self.sync_token})}
