@@ -20,6 +20,20 @@ from engram.store import vectors
 from engram.store.filters import Filters
 
 MATRIX_MIN_VECTORS = 2_000  # below this sqlite-vec is already fast
+_blas_limited = False
+
+
+def _one_blas_thread() -> None:
+    """Keep numpy's BLAS on one thread in this process. A matrix-vector product over tens of
+    thousands of vectors gains nothing from more, and BLAS worker threads that keep spinning
+    after it took the cores from llama.cpp's next query embedding: on 2 cores that made
+    vsearch's p95 four times its median."""
+    global _blas_limited
+    if not _blas_limited:
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(1, user_api="blas")
+        _blas_limited = True
 
 
 @dataclass(frozen=True)
@@ -69,6 +83,7 @@ class VectorIndex:
             return self._ids, self._matrix
         if vectors.vector_count(conn) < MATRIX_MIN_VECTORS:
             return None
+        _one_blas_thread()
         rows = vectors.all_vectors(conn)
         self._ids = np.fromiter((vid for vid, _ in rows), dtype=np.int64, count=len(rows))
         dim = len(rows[0][1]) // 4
