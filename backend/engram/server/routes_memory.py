@@ -97,7 +97,7 @@ def jsonable(value: Any) -> Any:
 async def recall(request: web.Request) -> web.Response:
     """Facts and notes ranked by relevance × importance × recency."""
     body = await v.json_body(request)
-    q = v.text(body, "q")  # empty: the filters alone, by importance and age
+    q = v.text(body, "q") or ""  # empty: the filters alone, by importance and age
     n = v.integer(body, "n", 10, low=1, high=200)
     app = request.app
     found = await in_reader(

@@ -43,6 +43,9 @@ async def test_memory_routes_for_agents(
     assert none["results"] == []
     notes = await post(client, "/v1/recall", {"q": "espresso", "includeNotes": True})
     assert "Café Notes.md" in {h["path"] for h in notes["results"]}
+    listed = await post(client, "/v1/recall", {"tier": "structural", "allStates": True})
+    assert all(h["importanceTier"] == "structural" for h in listed["results"])  # no query
+    await post(client, "/v1/recall", {"tier": "huge"}, status=400)
 
     context = await post(client, "/v1/memory/context", {"q": "pricing", "budget": 300})
     assert context["profile"] == "default" and context["usedTokens"] <= 300
