@@ -71,7 +71,10 @@ class Notes:
 
     def relative(self, path: str) -> str:
         """A vault-relative path from a relative or absolute one; refuses paths outside."""
-        given = Path(path).expanduser()
+        try:
+            given = Path(path).expanduser()
+        except RuntimeError:  # ~user of nobody on this machine
+            raise UnsafePathError(f"{path} is not inside the vault") from None
         if given.is_absolute():
             try:
                 return given.resolve().relative_to(self.root.resolve()).as_posix()

@@ -230,7 +230,10 @@ class GraphMixin(RetrievalMixin):
             text = text.removeprefix(prefix)
         elif text.startswith(("/", "~", "./", "../")) and not text.startswith("//"):
             root = self.require_collection(collection).path.resolve()
-            full = Path(text).expanduser().resolve()
+            try:
+                full = Path(text).expanduser().resolve()
+            except (OSError, RuntimeError):  # ~user of nobody here: an unknown name
+                full = Path(text)
             if root in full.parents:
                 text = full.relative_to(root).as_posix()
         return vault.finder.find(text)

@@ -170,6 +170,19 @@ async def test_path_traversal_is_refused_everywhere(client: TestClient[Any, Any]
         assert (await resp.json())["error"]["code"] in {"invalid_input", "invalid_json"}
 
 
+async def test_a_home_folder_of_nobody_is_a_clear_error(client: TestClient[Any, Any]) -> None:
+    """`~user/...` of a user this machine lacks made Path.expanduser raise (a 500 found by
+    fuzz_server.py); it is a name like any other: refused, or not found."""
+    bad = "~nobody-on-this-machine/x.md"
+    for method, path, kwargs in [
+        ("GET", "/v1/notes/metadata", {"params": {"path": bad}}),
+        ("GET", "/v1/graph/neighbors", {"params": {"path": bad}}),
+        ("POST", "/v1/facts/from-note", {"json": {"path": bad}}),
+    ]:
+        resp = await client.request(method, path, headers=AUTH, **kwargs)
+        assert resp.status in (400, 404), (path, await resp.text())
+
+
 async def test_a_symlink_out_of_the_vault_is_refused(
     client: TestClient[Any, Any], tiny_vault: Any, tmp_path: Any
 ) -> None:
