@@ -9,15 +9,12 @@ from typing import Any
 import click
 
 from engram.cli.main import State, cli, echo_json, pass_state
+from engram.cli.memory_cmds import vault_option
 from engram.cli.remote import DaemonUnreachable, daemon_for, daemon_option
 
 
 def _options(func: Any) -> Any:
-    func = click.option("--json", "as_json", is_flag=True, help="Output as JSON.")(func)
-    func = daemon_option(func)
-    return click.option(
-        "--vault", metavar="PATH|NAME", help="Sync this vault (default: the one set by init)."
-    )(func)
+    return vault_option(daemon_option(func))
 
 
 @cli.group(invoke_without_command=True)
@@ -79,8 +76,7 @@ def _run(
 
 
 @sync.command("status")
-@click.option("--vault", metavar="PATH|NAME", help="This vault (default: the one set by init).")
-@click.option("--json", "as_json", is_flag=True, help="Output as JSON.")
+@vault_option
 @pass_state
 def status(state: State, vault: str | None, as_json: bool) -> None:
     """Pending changes, last sync, conflicts and refused (parked) facts."""
@@ -102,8 +98,7 @@ def status(state: State, vault: str | None, as_json: bool) -> None:
 
 
 @sync.command("check")
-@click.option("--vault", metavar="PATH|NAME", help="This vault (default: the one set by init).")
-@click.option("--json", "as_json", is_flag=True, help="Output as JSON.")
+@vault_option
 @pass_state
 def check(state: State, vault: str | None, as_json: bool) -> None:
     """Compare every fact note with Convex (changes nothing); exit 1 when not in step."""
@@ -135,8 +130,7 @@ def check(state: State, vault: str | None, as_json: bool) -> None:
 @click.option("--device", help="This machine's name in Convex (default: the host name).")
 @click.option("--interval", type=click.IntRange(min=5), help="Seconds between daemon syncs.")
 @click.option("--no-check", is_flag=True, help="Do not ask the deployment before saving.")
-@click.option("--vault", metavar="PATH|NAME", help="This vault (default: the one set by init).")
-@click.option("--json", "as_json", is_flag=True, help="Output as JSON.")
+@vault_option
 @pass_state
 def init(
     state: State,
