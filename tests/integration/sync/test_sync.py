@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
 from pathlib import Path
 
 import pytest
@@ -201,8 +203,6 @@ def test_offline_keeps_the_outbox_and_the_next_run_delivers(
     status = a.sync_status("vault")
     assert status["pending"] == 1 and status["state"] == "error"
     assert status["lastError"] == report.error and status["lastSync"] is None
-    import time
-
     time.sleep(3.2)
     report = a.sync_now()
     assert report.error is None and report.pushed == 1
@@ -251,8 +251,6 @@ def test_retry_after_is_honoured(machine: Machine, double: Double) -> None:
     engine = a.sync_engine("vault")
     engine.client.sleep = sleep
     double.fault(kind="status", status=429, retryAfter=7, path="facts:upsert")
-    import asyncio
-
     report = asyncio.run(engine.run())
     assert report.pushed == 1 and slept == [7.0]
 
