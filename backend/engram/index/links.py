@@ -28,10 +28,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from engram.index.resolver import add_note_info
 from engram.store import documents as docs
 from engram.store import links as store
 from engram.store.db import Database
-from engram.vault.resolve import LinkIndex, NoteInfo, link_key, resolve
+from engram.vault.resolve import LinkIndex, link_key, resolve
 from engram.vault.scan import hidden_or_ignored_dir
 
 GENERATION_KEY = "graph_generation"
@@ -192,7 +193,7 @@ def _resolve(conn: Any, collection: str, links: list[store.StoredLink]) -> int:
         p for p, lk in zip(paths, links, strict=True) if p and (lk.heading or lk.block)
     }
     doc_ids = store.doc_ids_by_path(conn, collection, {p for p in paths if p})
-    _add_note_info(conn, index, {p: doc_ids[p] for p in subpath_targets if p in doc_ids})
+    add_note_info(conn, index, {p: doc_ids[p] for p in subpath_targets if p in doc_ids})
     rows = []
     for path, lk, key in zip(paths, links, link_keys, strict=True):  # subpaths: notes only
         heading_ok = block_ok = None
@@ -211,20 +212,6 @@ def _resolve(conn: Any, collection: str, links: list[store.StoredLink]) -> int:
             rows.append((*row, lk.id))
     store.set_resolutions(conn, rows)
     return len(rows)
-
-
-def _add_note_info(conn: Any, index: LinkIndex, notes: dict[str, int]) -> None:
-    """Give the index the headings and block ids of the notes that subpath links target."""
-    if not notes:
-        return
-    ids = list(notes.values())
-    headings = store.headings_of(conn, ids)
-    blocks = store.blocks_of(conn, ids)
-    for path, doc_id in notes.items():
-        info = NoteInfo(
-            headings=tuple(headings.get(doc_id, ())), blocks=tuple(blocks.get(doc_id, ()))
-        )
-        index.add(path, info)
 
 
 def _flag(value: bool | None) -> int | None:

@@ -118,16 +118,8 @@ class LinkResolver:
     ) -> None:
         """Give the index the headings and block ids of the notes subpath links target."""
         wanted = {p: self._doc_ids[p] for p in paths - self._with_info if p != source}
-        if wanted:
-            ids = list(wanted.values())
-            headings = store.headings_of(conn, ids)
-            blocks = store.blocks_of(conn, ids)
-            for p, doc_id in wanted.items():
-                info = NoteInfo(
-                    headings=tuple(headings.get(doc_id, ())), blocks=tuple(blocks.get(doc_id, ()))
-                )
-                index.add(p, info)
-                self._with_info.add(p)
+        add_note_info(conn, index, wanted)
+        self._with_info.update(wanted)
         if source in paths:
             index.add(source, own)
             self._with_info.add(source)
@@ -140,3 +132,17 @@ class LinkResolver:
 
 def _flag(value: bool | None) -> int | None:
     return None if value is None else int(value)
+
+
+def add_note_info(conn: Any, index: LinkIndex, notes: dict[str, int]) -> None:
+    """Give the index the headings and block ids of the notes that subpath links target."""
+    if not notes:
+        return
+    ids = list(notes.values())
+    headings = store.headings_of(conn, ids)
+    blocks = store.blocks_of(conn, ids)
+    for path, doc_id in notes.items():
+        info = NoteInfo(
+            headings=tuple(headings.get(doc_id, ())), blocks=tuple(blocks.get(doc_id, ()))
+        )
+        index.add(path, info)
