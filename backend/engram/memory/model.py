@@ -157,13 +157,10 @@ class Fact:
 
     @property
     def sync_state(self) -> str:
-        """local (never synced), synced, pending (changed since the last sync) or conflict
-        (a conflict copy sync wrote is still there)."""
-        if self.sync_status is not None:
-            return self.sync_status
-        if self.convex_id is None or self.vault_synced_at is None:
-            return "local"
-        return "synced" if self.changed_at <= self.vault_synced_at else "pending"
+        """local (never synced, or the vault does not sync), synced, pending (changed since
+        the last sync) or conflict (a conflict copy sync wrote is still there); the sync
+        bookkeeping in the index says which."""
+        return self.sync_status or "local"
 
     def to_dict(self) -> dict[str, Any]:
         """The Fact JSON the plugin, the HTTP API and `--json` share (docs/memory.md)."""
