@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -77,6 +78,25 @@ def xdg(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     for key in ("ENGRAM_INDEX", "ENGRAM_CONFIG", "NO_COLOR"):
         monkeypatch.delenv(key, raising=False)
     return env
+
+
+@contextmanager
+def isolated_env(root: Path, **overrides: str) -> Iterator[None]:
+    """For module-scoped fixtures, which the function-scoped `xdg` cannot serve: XDG dirs
+    under `root`, no ENGRAM_* settings from the developer's shell, plus `overrides`."""
+    with pytest.MonkeyPatch.context() as mp:
+        for key in ("XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME"):
+            mp.setenv(key, str(root / key.lower()))
+        for key in (
+            "ENGRAM_INDEX",
+            "ENGRAM_CONFIG",
+            "ENGRAM_RERANK_MODEL",
+            "ENGRAM_GENERATE_MODEL",
+        ):
+            mp.delenv(key, raising=False)
+        for key, value in overrides.items():
+            mp.setenv(key, value)
+        yield
 
 
 @pytest.fixture

@@ -15,6 +15,7 @@ from engram import config
 from engram.cli import commands  # noqa: F401  (registers the commands)
 from engram.cli.main import cli
 from engram.service import Engram
+from tests.conftest import isolated_env
 
 FACTS = {
     "espresso": "Espresso dial-in uses 18 g in, 36 g out over 28 seconds.",
@@ -31,17 +32,7 @@ UNRELATED = ["volcano eruption", "history of the roman empire", "how to knit a s
 def mem(tmp_path_factory: pytest.TempPathFactory, minilm: Path) -> Iterator[Engram]:
     """A vault holding FACTS, embedded with MiniLM once for the module."""
     root = tmp_path_factory.mktemp("recall-minilm")
-    with pytest.MonkeyPatch.context() as mp:
-        for key in ("XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME"):
-            mp.setenv(key, str(root / key.lower()))
-        for key in (
-            "ENGRAM_INDEX",
-            "ENGRAM_CONFIG",
-            "ENGRAM_RERANK_MODEL",
-            "ENGRAM_GENERATE_MODEL",
-        ):
-            mp.delenv(key, raising=False)
-        mp.setenv("ENGRAM_EMBED_MODEL", str(minilm))
+    with isolated_env(root, ENGRAM_EMBED_MODEL=str(minilm)):
         e = Engram(config.resolve(os.environ))
         (root / "vault").mkdir()
         e.init_vault(str(root / "vault"))

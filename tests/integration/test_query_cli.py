@@ -16,6 +16,7 @@ from engram import config
 from engram.cli import commands  # noqa: F401  (registers the commands)
 from engram.cli.main import cli
 from engram.service import Engram
+from tests.conftest import isolated_env
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "fixtures" / "vaults" / "example"
 
@@ -25,18 +26,7 @@ def example(tmp_path_factory: pytest.TempPathFactory, tiny) -> Iterator[Engram]:
     """The example vault indexed and embedded once with the tiny BERT embedder, in an
     isolated XDG environment the CLI reads too."""
     root = tmp_path_factory.mktemp("query-cli")
-    with pytest.MonkeyPatch.context() as mp:
-        for key in ("XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME"):
-            mp.setenv(key, str(root / key.lower()))
-        for key in (
-            "ENGRAM_INDEX",
-            "ENGRAM_CONFIG",
-            "ENGRAM_RERANK_MODEL",
-            "ENGRAM_GENERATE_MODEL",
-        ):
-            mp.delenv(key, raising=False)
-        mp.setenv("NO_COLOR", "1")
-        mp.setenv("ENGRAM_EMBED_MODEL", str(tiny.embed))
+    with isolated_env(root, NO_COLOR="1", ENGRAM_EMBED_MODEL=str(tiny.embed)):
         e = Engram(config.resolve(os.environ))
         e.collection_add(str(EXAMPLE), "example")
         e.update()
