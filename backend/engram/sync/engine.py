@@ -8,6 +8,7 @@ the daemon can run it on its single writer thread while the event loop stays fre
 from __future__ import annotations
 
 import functools
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
@@ -19,6 +20,7 @@ T = TypeVar("T")
 RunLocal = Callable[..., Awaitable[Any]]
 PAGE = 100
 BATCH = 50
+SENDS_PER_FACT = 5
 
 
 @dataclass
@@ -133,20 +135,20 @@ class SyncEngine:
         return report
 
     async def push(self, report: SyncReport) -> None:
-        """Send the outbox in order until it is empty (bounded, so a writer that keeps
-        conflicting with us cannot keep the run going forever)."""
+        """Send the outbox in order until it is empty. Any backlog goes out in one run; only
+        a fact sent SENDS_PER_FACT times in a run (a writer that keeps conflicting with us)
+        ends the push, so a run always ends."""
         await self._local(self.local.prepare)
-        budget: int | None = None
+        sent: Counter[str] = Counter()
         while True:
             ops = await self._local(self.local.outbox, BATCH)
             if not ops:
                 return
-            budget = len(ops) * 4 + 20 if budget is None else budget
             for op in ops:
-                if budget <= 0:
-                    report.notes.append("outbox still busy: the rest goes in the next run")
+                sent[op.fact_id] += 1
+                if sent[op.fact_id] > SENDS_PER_FACT:
+                    report.notes.append("a fact keeps changing in Convex: it goes in the next run")
                     return
-                budget -= 1
                 await self._send(op, report)
 
     async def _send(self, op: Op, report: SyncReport) -> None:

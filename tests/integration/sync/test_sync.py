@@ -406,3 +406,19 @@ def test_a_pull_waits_behind_an_unconfirmed_write(machine: Machine, double: Doub
     a.sync_now(), b.sync_now()
     assert a.fact_get(fact.id).text == "The queue holds eleven jobs.\n\nWorkers: four."
     assert_converged(double, a, b)
+
+
+def test_a_large_backlog_goes_out_in_one_run(machine: Machine, double: Double) -> None:
+    a = machine("a")
+    folder = vault(a) / "Engram" / "observations"
+    folder.mkdir(parents=True, exist_ok=True)
+    for i in range(260):  # more than the outbox reads at once, many times over
+        fid = f"{i:032x}"
+        (folder / f"note-{i}-{fid[:8]}.md").write_text(
+            f"---\nid: {fid}\nfactType: observation\n---\n\nBacklog fact number {i}.\n"
+        )
+    a.update(["vault"])
+    report = a.sync_now()
+    assert report.pushed == 260 and report.notes == []
+    assert len(double.facts()) == 260
+    assert_converged(double, a)
