@@ -29,16 +29,32 @@ sys.exit(1 if "AMX_INT8 = 1" in info else 0)
 EOF
 }
 
+# The built wheel is kept in a cache keyed by version, build flags and Python tag, so a new
+# virtualenv (CI makes one on every run) installs it in seconds instead of compiling again.
+LLAMA_CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF"
+PY_TAG=$("$PYTHON" -c 'import sys, platform; print(f"cp{sys.version_info[0]}{sys.version_info[1]}-{platform.machine()}")')
+FLAGS_KEY=$(printf '%s' "$LLAMA_CMAKE_ARGS" | sha256sum | cut -c1-12)
+WHEEL_DIR="${XDG_CACHE_HOME:-$HOME/.cache}/engram/wheels/llama-cpp-python-$LLAMA_VERSION-$PY_TAG-$FLAGS_KEY"
+
 if llama_ok; then
     echo "llama-cpp-python $LLAMA_VERSION (portable build) already installed"
 else
-    echo "building llama-cpp-python $LLAMA_VERSION (portable; takes a few minutes)..."
-    CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF" \
-        "$PYTHON" -m pip install --no-cache-dir --force-reinstall --no-deps \
-        "llama-cpp-python==$LLAMA_VERSION"
+    if ! ls "$WHEEL_DIR"/llama_cpp_python-*.whl >/dev/null 2>&1; then
+        echo "building llama-cpp-python $LLAMA_VERSION (portable; takes a few minutes)..."
+        rm -rf "$WHEEL_DIR.partial"
+        CMAKE_ARGS="$LLAMA_CMAKE_ARGS" \
+            "$PYTHON" -m pip wheel --no-cache-dir --no-deps -w "$WHEEL_DIR.partial" \
+            "llama-cpp-python==$LLAMA_VERSION"
+        rm -rf "$WHEEL_DIR" && mv "$WHEEL_DIR.partial" "$WHEEL_DIR"
+    else
+        echo "llama-cpp-python $LLAMA_VERSION: using the wheel built earlier in $WHEEL_DIR"
+    fi
+    "$PYTHON" -m pip install --no-cache-dir --force-reinstall --no-deps "$WHEEL_DIR"/llama_cpp_python-*.whl
 fi
 
+# Engram, its dependencies (llama-cpp-python's own among them) and the dev tools.
 "$PYTHON" -m pip install -e ".[dev]"
+llama_ok || { echo "llama-cpp-python is not the portable $LLAMA_VERSION build" >&2; exit 1; }
 
 # Node toolchains: the Convex functions and their test double, and the Obsidian plugin
 # (tests, lint, build). Skipped without Node.js.
