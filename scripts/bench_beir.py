@@ -49,11 +49,6 @@ SETS = {
 SELF_EXCLUDED = {"arguana"}
 
 
-def data_dir(name: str) -> Path:
-    """The folder holding a set's corpus.jsonl, queries and qrels/test.tsv."""
-    return SETS[name]
-
-
 def queries_file(data: Path) -> Path:
     """The test queries if split out (SciFact), else the set's queries.jsonl."""
     test = data / "queries_test.jsonl"
@@ -164,7 +159,7 @@ def main() -> None:
     if (args.data or args.work) and len(names) > 1:
         sys.exit("--data and --work apply to one set; drop them or name the set with --set")
     for name in names:
-        data = args.data or data_dir(name)
+        data = args.data or SETS[name]
         work = args.work or Path(f"/tmp/engram-bench-{name}")
         bench_set(name, data, work, args.modes.split(","), args.embed)
 
