@@ -98,6 +98,17 @@ def echo_json(value: Any) -> None:
     click.echo(json.dumps(value, ensure_ascii=False, indent=2, default=str))
 
 
+def configure_logging(level: str) -> None:
+    """Log to stderr at `level`, one escaped line per record (long-running commands)."""
+    import logging
+
+    from engram.printable import PrintableFormatter
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(PrintableFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=getattr(logging, level.upper()), handlers=[handler])
+
+
 def warn(message: str) -> None:
     """A warning line on stderr."""
     click.echo(f"warning: {message}", err=True)

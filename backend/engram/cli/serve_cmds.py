@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import logging
 import os
 import sys
 from pathlib import Path
 
 import click
 
-from engram.cli.main import State, cli, echo_json, pass_state
+from engram.cli.main import State, cli, configure_logging, echo_json, pass_state
 
 vault_option = click.option(
     "--vault",
@@ -71,11 +70,7 @@ def serve(
     from engram.server.run import ServeOptions
     from engram.server.run import serve as run
 
-    logging.basicConfig(
-        level=getattr(logging, log_level.upper()),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
+    configure_logging(log_level)
     options = ServeOptions(
         vault=vault,
         port=port,
