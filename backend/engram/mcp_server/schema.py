@@ -3,6 +3,7 @@ call into a message an agent can act on."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -117,8 +118,25 @@ def check_arguments(tool: Tool, arguments: Mapping[str, Any] | None) -> dict[str
             f"invalid arguments for {tool.name}: {where + ': ' if where else ''}{error.message}",
             hint=f"{tool.name} takes {signature(tool.schema)}",
         )
+    for name, value in args.items():
+        if not _finite(value):  # JSON has no NaN or Infinity, but the SDK's parser takes them
+            raise InvalidInputError(
+                f"invalid arguments for {tool.name}: {name}: NaN and Infinity are not numbers",
+                hint=f"{tool.name} takes {signature(tool.schema)}",
+            )
     props = tool.schema.get("properties", {})
     return {**{k: p.get("default") for k, p in props.items()}, **args}
+
+
+def _finite(value: Any) -> bool:
+    """No NaN or infinity anywhere in `value`."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, list | tuple):
+        return all(_finite(x) for x in value)
+    if isinstance(value, Mapping):
+        return all(_finite(x) for x in value.values())
+    return True
 
 
 def signature(schema: Mapping[str, Any]) -> str:
