@@ -18,6 +18,7 @@ _OTHERS = "\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff"
 _ONE_LINE = re.compile(f"[\x00-\x1f{_OTHERS}]")
 # multi-line text keeps its tabs and line breaks (a CR only as part of CRLF)
 _MULTI_LINE = re.compile(f"\r(?!\n)|[\x00-\x08\x0b\x0c\x0e-\x1f{_OTHERS}]")
+_JSON_RAW = re.compile(f"[{_OTHERS}]")  # json.dumps(ensure_ascii=False) escapes only C0
 
 
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
@@ -26,16 +27,18 @@ _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 def _escape(match: re.Match[str]) -> str:
     char = match.group()
     code = ord(char)
-    if char in _NAMED:
-        return _NAMED[char]
-    if code < 0x100:
-        return f"\\x{code:02x}"
-    return f"\\u{code:04x}"
+    return _NAMED.get(char) or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
 
 
 def printable(text: str, *, multiline: bool = False) -> str:
     """`text` with control characters escaped; `multiline` keeps newlines and tabs."""
     return (_MULTI_LINE if multiline else _ONE_LINE).sub(_escape, text)
+
+
+def json_safe(text: str) -> str:
+    """JSON text (from `json.dumps(..., ensure_ascii=False)`) with the characters `printable`
+    escapes written as JSON escapes: the same value for a parser, inert on a terminal."""
+    return _JSON_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 class PrintableFormatter(logging.Formatter):
