@@ -112,7 +112,18 @@ def test_a_malformed_request_gets_an_error_reply_and_the_server_lives_on(
     assert listed["id"] == 99 and listed["result"]["tools"]
 
 
-def test_nan_in_tool_arguments_is_a_tool_error(wire: Wire) -> None:
-    reply = wire.ask(call(7, '{"query": "pricing", "min_score": NaN}'))
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ('{"query": "pricing", "min_score": NaN}', "NaN and Infinity are not numbers"),
+        ('{"query": "a\\u0000b"}', "must not contain NUL"),
+        ('{"query": "' + "x" * 5000 + '"}', "... (cut)"),  # the quoted value, shortened
+    ],
+)
+def test_arguments_json_schema_lets_through_are_a_tool_error(
+    wire: Wire, arguments: str, message: str
+) -> None:
+    reply = wire.ask(call(7, arguments))
     assert reply["result"]["isError"] is True
-    assert "NaN and Infinity are not numbers" in reply["result"]["content"][0]["text"]
+    text = reply["result"]["content"][0]["text"]
+    assert message in text and len(text) < 1000

@@ -115,28 +115,41 @@ def check_arguments(tool: Tool, arguments: Mapping[str, Any] | None) -> dict[str
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path)
         raise InvalidInputError(
-            f"invalid arguments for {tool.name}: {where + ': ' if where else ''}{error.message}",
+            f"invalid arguments for {tool.name}: {where + ': ' if where else ''}"
+            + _cut(error.message),
             hint=f"{tool.name} takes {signature(tool.schema)}",
         )
     for name, value in args.items():
-        if not _finite(value):  # JSON has no NaN or Infinity, but the SDK's parser takes them
+        problem = _unusable(value)
+        if problem:
             raise InvalidInputError(
-                f"invalid arguments for {tool.name}: {name}: NaN and Infinity are not numbers",
+                f"invalid arguments for {tool.name}: {name}: {problem}",
                 hint=f"{tool.name} takes {signature(tool.schema)}",
             )
     props = tool.schema.get("properties", {})
     return {**{k: p.get("default") for k, p in props.items()}, **args}
 
 
-def _finite(value: Any) -> bool:
-    """No NaN or infinity anywhere in `value`."""
-    if isinstance(value, float):
-        return math.isfinite(value)
-    if isinstance(value, list | tuple):
-        return all(_finite(x) for x in value)
+def _cut(message: str, limit: int = 300) -> str:
+    """A validator's message, which quotes the offending value, at a readable length."""
+    return message if len(message) <= limit else message[:limit] + "... (cut)"
+
+
+def _unusable(value: Any) -> str | None:
+    """What no tool takes anywhere in `value`, though JSON Schema lets it through: NaN and
+    Infinity (not JSON, but the SDK's parser reads them), NUL (no file name or SQLite text
+    binding holds one; the HTTP API refuses it too)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN and Infinity are not numbers"
+    if isinstance(value, str):
+        return "text must not contain NUL characters" if "\x00" in value else None
     if isinstance(value, Mapping):
-        return all(_finite(x) for x in value.values())
-    return True
+        items = [*value.keys(), *value.values()]
+    elif isinstance(value, list | tuple):
+        items = list(value)
+    else:
+        return None
+    return next((p for x in items if (p := _unusable(x))), None)
 
 
 def signature(schema: Mapping[str, Any]) -> str:

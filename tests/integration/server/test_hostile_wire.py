@@ -155,6 +155,20 @@ def test_a_body_aiohttp_cannot_decode_is_400(daemon: Daemon) -> None:
     assert_clean(daemon)
 
 
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"q": "x", "since": "last 99999999999 weeks"},  # was an OverflowError: a 500
+        {"q": "notes from 99999999999 years ago"},  # a date phrase in the query itself
+    ],
+)
+def test_a_date_outside_the_calendar_is_400(daemon: Daemon, body: dict[str, str]) -> None:
+    code, answer = daemon.call("POST", "/v1/recall", body)
+    assert code == 400, answer
+    assert "outside years 1 to 9999" in answer["error"]["message"]
+    assert_clean(daemon)
+
+
 def test_the_daemon_still_answers_after_all_of_it(daemon: Daemon) -> None:
     code, found = daemon.call("POST", "/v1/query", {"q": "pricing"})
     assert code == 200 and found["results"]
