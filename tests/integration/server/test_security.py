@@ -259,6 +259,7 @@ HOSTILE_JSON = [
      "invalid_input"),
     ("POST", "/v1/index", b" \t\n", 400, "invalid_json"),  # not empty: whitespace
     ("POST", "/v1/active-note", b'{"path": null, "cursorLine": -1}', 400, "invalid_input"),
+    ("POST", "/v1/notes", b'{"path": "", "title": "t", "dryRun": true}', 400, "invalid_input"),
 ]  # fmt: skip
 
 
