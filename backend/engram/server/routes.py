@@ -105,7 +105,7 @@ async def query(request: web.Request) -> web.Response:
     n = v.integer(body, "n", 10, low=1, high=1000)
     every = v.flag(body, "all")
     collections = v.strings(body, "collections", max_len=200)
-    filters = filters_from_json(body.get("filters"))
+    filters = filters_from_json(v.members(body, "filters"))
     min_score = v.number(body, "minScore", 0.0, low=0.0, high=1.0)
     full = v.flag(body, "full")
     # every field is checked whatever the mode; each mode then takes the ones it knows

@@ -123,6 +123,18 @@ def text(
     return clean(value, key)
 
 
+def members(data: dict[str, Any], key: str) -> Any:
+    """An optional object field, sent without null members either (leave them out)."""
+    if key not in data:
+        return None
+    value = present(data, key)
+    if isinstance(value, dict):
+        for name, member in value.items():
+            if member is None:
+                raise InvalidInputError(f"'{key}.{name}' must not be null (leave it out instead)")
+    return value
+
+
 def present(data: dict[str, Any], key: str) -> Any:
     """The value of a field that was sent; null is not a value (leave the field out)."""
     value = data[key]

@@ -260,6 +260,7 @@ HOSTILE_JSON = [
     ("POST", "/v1/index", b" \t\n", 400, "invalid_json"),  # not empty: whitespace
     ("POST", "/v1/active-note", b'{"path": null, "cursorLine": -1}', 400, "invalid_input"),
     ("POST", "/v1/notes", b'{"path": "", "title": "t", "dryRun": true}', 400, "invalid_input"),
+    ("POST", "/v1/query", b'{"q": "x", "filters": {"tags": null}}', 400, "invalid_input"),
 ]  # fmt: skip
 
 
