@@ -6,7 +6,7 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "backend" / "engram"
-ANYONE = {"errors", "__init__", "__version__"}  # engram.errors, engram.__version__
+ANYONE = {"errors", "printable", "__init__", "__version__"}  # stdlib-only helpers
 
 # layer -> engram layers it may import
 ALLOWED: dict[str, set[str]] = {

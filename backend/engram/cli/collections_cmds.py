@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from engram.cli.main import State, cli, echo_json, pass_state, warn
+from engram.cli.main import State, cli, echo_json, pass_state, say, warn
 
 
 @cli.group()
@@ -41,7 +41,7 @@ def collection_add(
     if as_json:
         echo_json(info)
     else:
-        click.echo(
+        say(
             f"added collection {info['name']}: {info['path']} ({info['pattern']}), "
             f"{info['documents']} documents"
         )
@@ -57,9 +57,9 @@ def collection_list(state: State, as_json: bool) -> None:
         echo_json(cols)
         return
     if not cols:
-        click.echo("no collections yet: engram collection add PATH --name NAME")
+        say("no collections yet: engram collection add PATH --name NAME")
     for c in cols:
-        click.echo(f"{c['name']}\t{c['documents']} docs\t{c['path']}\t{c['pattern']}")
+        say(f"{c['name']}\t{c['documents']} docs\t{c['path']}\t{c['pattern']}")
 
 
 @collection.command("show")
@@ -73,11 +73,11 @@ def collection_show(state: State, name: str, as_json: bool) -> None:
         echo_json(info)
         return
     for key in ("name", "path", "pattern", "documents", "lastIndexed"):
-        click.echo(f"{key}: {info[key]}")
+        say(f"{key}: {info[key]}")
     if info["ignore"]:
-        click.echo("ignore: " + ", ".join(info["ignore"]))
+        say("ignore: " + ", ".join(info["ignore"]))
     for ctx in info["contexts"]:
-        click.echo(f"context {ctx['prefix']}: {ctx['text']}")
+        say(f"context {ctx['prefix']}: {ctx['text']}")
 
 
 @collection.command("remove")
@@ -86,7 +86,7 @@ def collection_show(state: State, name: str, as_json: bool) -> None:
 def collection_remove(state: State, name: str) -> None:
     """Forget a collection and drop its documents from the index (files are untouched)."""
     removed = state.engram.collection_remove(name)
-    click.echo(f"removed collection {name} ({removed} documents dropped from the index)")
+    say(f"removed collection {name} ({removed} documents dropped from the index)")
 
 
 @collection.command("rename")
@@ -96,7 +96,7 @@ def collection_remove(state: State, name: str) -> None:
 def collection_rename(state: State, old: str, new: str) -> None:
     """Rename a collection."""
     state.engram.collection_rename(old, new)
-    click.echo(f"renamed collection {old} -> {new}")
+    say(f"renamed collection {old} -> {new}")
 
 
 @cli.command("ls")
@@ -110,10 +110,10 @@ def ls(state: State, target: str | None, as_json: bool) -> None:
         echo_json(rows)
     elif not target:
         for c in rows:
-            click.echo(f"{c['name']}/\t{c['documents']} docs\t{c['path']}")
+            say(f"{c['name']}/\t{c['documents']} docs\t{c['path']}")
     else:
         for r in rows:
-            click.echo(f"#{r['docid']}  {r['collection']}/{r['path']}\t{r['title']}")
+            say(f"#{r['docid']}  {r['collection']}/{r['path']}\t{r['title']}")
 
 
 @cli.group()
@@ -130,7 +130,7 @@ def context_add(state: State, args: tuple[str, ...]) -> None:
         raise click.UsageError('quote the text: engram context add PATH "some text"')
     target, text = (".", args[0]) if len(args) == 1 else args
     entry = state.engram.context_add(target, text)
-    click.echo(f"context set on {entry.target}")
+    say(f"context set on {entry.target}")
 
 
 @context.command("list")
@@ -143,7 +143,7 @@ def context_list(state: State, as_json: bool) -> None:
         echo_json([e.to_dict() for e in entries])
         return
     for e in entries:
-        click.echo(f"{e.target}\t{e.text}")
+        say(f"{e.target}\t{e.text}")
 
 
 @context.command("rm")
@@ -152,7 +152,7 @@ def context_list(state: State, as_json: bool) -> None:
 def context_rm(state: State, target: str) -> None:
     """Remove the context on TARGET."""
     state.engram.context_rm(target)
-    click.echo(f"context removed from {target}")
+    say(f"context removed from {target}")
 
 
 @cli.command()
@@ -169,12 +169,12 @@ def update(state: State, collections: tuple[str, ...], and_embed: bool, as_json:
     report = _run_update(state, list(collections), quiet=as_json)
     out = _report_dict(report)
     if not as_json:
-        click.echo(report.summary())
+        say(report.summary())
     if and_embed:
         embedded = run_embed(state, collections, False, quiet=as_json)
         out["embed"] = report_dict(embedded)
         if not as_json:
-            click.echo(embedded.summary())
+            say(embedded.summary())
     if as_json:
         echo_json(out)
 
@@ -228,31 +228,29 @@ def status(state: State, as_json: bool) -> None:
         echo_json(info)
         return
     idx = info["index"]
-    click.echo(
+    say(
         f"index: {idx['path']} ({idx['bytes'] / 1e6:.1f} MB), last update: "
         f"{idx['lastUpdate'] or 'never'}"
     )
-    click.echo(f"config: {info['config']}")
-    click.echo(f"documents: {info['documents']}, links: {info['links']}, tags: {info['tags']}")
+    say(f"config: {info['config']}")
+    say(f"documents: {info['documents']}, links: {info['links']}, tags: {info['tags']}")
     for c in info["collections"]:
-        click.echo(f"  {c['name']}: {c['documents']} docs in {c['path']} ({c['pattern']})")
+        say(f"  {c['name']}: {c['documents']} docs in {c['path']} ({c['pattern']})")
     if info["warnings"]:
-        click.echo(f"{info['warnings']} notes were indexed with warnings (see: engram doctor)")
+        say(f"{info['warnings']} notes were indexed with warnings (see: engram doctor)")
     vec = info["vectorSearch"]
-    click.echo(
-        "vector search: " + ("available" if vec["available"] else f"unavailable: {vec['error']}")
-    )
+    say("vector search: " + ("available" if vec["available"] else f"unavailable: {vec['error']}"))
     emb = info["embeddings"]
     model = f"{emb['model']}, dim {emb['dim']}" if emb["model"] else "no model yet"
-    click.echo(
+    say(
         f"embeddings: {emb['embedded']}/{emb['chunks']} passages embedded ({model}); "
         f"{emb['queued']} queued, {emb['documentsChunked']}/{info['documents']} documents chunked"
     )
     for role, m in info["models"].items():
         what = m["state"] if m["spec"] else "not configured"
-        click.echo(f"{role + ' model:':15} {m['id'] or '-'} ({what})")
+        say(f"{role + ' model:':15} {m['id'] or '-'} ({what})")
     stages = ", ".join(f"{name} {how}" for name, how in info["queryStages"].items())
-    click.echo(f"query stages: {stages}")
+    say(f"query stages: {stages}")
 
 
 @cli.command()
@@ -264,7 +262,7 @@ def cleanup(state: State, as_json: bool) -> None:
     if as_json:
         echo_json(info)
         return
-    click.echo(
+    say(
         f"removed {info['documentsRemoved']} stale documents and "
         f"{info['contentsRemoved']} orphaned texts; "
         f"{info['bytesBefore'] / 1e6:.1f} MB -> {info['bytesAfter'] / 1e6:.1f} MB"
@@ -282,8 +280,8 @@ def doctor(state: State, as_json: bool) -> None:
     else:
         marks = {"ok": "ok  ", "warn": "WARN", "fail": "FAIL"}
         for c in checks:
-            click.echo(f"[{marks[c.status]}] {c.name}: {c.detail}")
+            say(f"[{marks[c.status]}] {c.name}: {c.detail}")
             if c.fix and c.status != "ok":
-                click.echo(f"       fix: {c.fix}")
+                say(f"       fix: {c.fix}")
     if any(c.status == "fail" for c in checks):
         raise click.exceptions.Exit(1)

@@ -1,4 +1,8 @@
-"""Output formats for results and documents: human, json, csv, md, xml, files."""
+"""Output formats for results and documents: human, json, csv, md, xml, files.
+
+Text formats escape control characters in every field (a file named `\\x1b]0;evil\\x07.md`
+must not retitle the terminal listing it); json escapes them its own way, losslessly.
+"""
 
 from __future__ import annotations
 
@@ -10,23 +14,31 @@ import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from typing import Any
 
+from engram.printable import json_safe, printable
 from engram.service import Document, SearchResult
 
 FORMATS = ("human", "json", "csv", "md", "xml", "files")
-_XML_BAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+_XML_BAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 BOLD, DIM, YELLOW, CYAN, RESET = "\x1b[1m", "\x1b[2m", "\x1b[33m", "\x1b[36m", "\x1b[0m"
 
 
 def _highlight(text: str, marks: Sequence[tuple[int, int]], start: str, end: str) -> str:
+    """`text` escaped, with the marked spans between `start` and `end` (escaped piece by
+    piece: the marks are offsets into the raw text)."""
     out, last = [], 0
     for s, e in sorted(marks):
         if s < last or e <= s:
             continue
-        out += [text[last:s], start, text[s:e], end]
+        out += [printable(text[last:s]), start, printable(text[s:e]), end]
         last = e
-    out.append(text[last:])
+    out.append(printable(text[last:]))
     return "".join(out)
+
+
+def _text(text: str) -> str:
+    """A note's text for a terminal: lines and tabs kept, other control characters escaped."""
+    return printable(text, multiline=True)
 
 
 def _numbered(text: str, first: int) -> str:
@@ -43,7 +55,7 @@ def render_results(
 ) -> str:
     """Results in one of FORMATS."""
     if fmt == "json":
-        return json.dumps([r.to_dict() for r in results], ensure_ascii=False, indent=2)
+        return json_safe(json.dumps([r.to_dict() for r in results], ensure_ascii=False, indent=2))
     if fmt == "csv":
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
@@ -53,12 +65,12 @@ def render_results(
                 [
                     r.docid,
                     f"{r.score:.4f}",
-                    r.collection,
-                    r.path,
-                    r.title,
+                    printable(r.collection),
+                    printable(r.path),
+                    printable(r.title),
                     r.line,
-                    r.context or "",
-                    r.body if r.body is not None else r.snippet,
+                    printable(r.context or ""),
+                    _text(r.body if r.body is not None else r.snippet),
                 ]
             )
         return buf.getvalue().rstrip("\n")
@@ -66,9 +78,8 @@ def render_results(
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
         for r in results:
-            w.writerow(
-                [f"#{r.docid}", f"{r.score:.4f}", f"{r.collection}/{r.path}", r.context or ""]
-            )
+            where = printable(f"{r.collection}/{r.path}")
+            w.writerow([f"#{r.docid}", f"{r.score:.4f}", where, printable(r.context or "")])
         return buf.getvalue().rstrip("\n")
     if fmt == "xml":
         root = ET.Element("results")
@@ -98,33 +109,34 @@ def _xml(text: str) -> str:
 
 
 def _md_result(r: SearchResult, line_numbers: bool) -> str:
-    head = f"## {r.title}\n\n- path: `{r.collection}/{r.path}` (line {r.line})\n"
+    where = printable(f"{r.collection}/{r.path}")
+    head = f"## {printable(r.title)}\n\n- path: `{where}` (line {r.line})\n"
     head += f"- docid: `#{r.docid}`\n- score: {r.score:.2f}\n"
     if r.context:
-        head += f"- context: {r.context}\n"
+        head += f"- context: {printable(r.context)}\n"
     if r.body is not None:
-        body = _numbered(r.body, 1) if line_numbers else r.body
+        body = _numbered(_text(r.body), 1) if line_numbers else _text(r.body)
         return head + "\n" + body
     return head + "\n> " + _highlight(r.snippet, r.highlights, "**", "**")
 
 
 def _human_result(r: SearchResult, color: bool, line_numbers: bool) -> str:
     b, d, y, c, x = (BOLD, DIM, YELLOW, CYAN, RESET) if color else ("",) * 5
+    where = printable(f"{r.collection}/{r.path}")
     lines = [
-        f"{c}{r.collection}/{r.path}:{r.line}{x} {d}#{r.docid}{x}  {b}{r.score:.2f}{x}",
-        f"{b}{r.title}{x}",
+        f"{c}{where}:{r.line}{x} {d}#{r.docid}{x}  {b}{r.score:.2f}{x}",
+        f"{b}{printable(r.title)}{x}",
     ]
     if r.context:
-        lines.append(f"{d}{r.context}{x}")
+        lines.append(f"{d}{printable(r.context)}{x}")
     if r.body is not None:
-        lines.append(_numbered(r.body, 1) if line_numbers else r.body)
+        lines.append(_numbered(_text(r.body), 1) if line_numbers else _text(r.body))
     else:
-        lines.append(_highlight(r.snippet, r.highlights, y + b, x) if color else r.snippet)
+        lines.append(_highlight(r.snippet, r.highlights, y + b, x))  # no colour: no marks
     if r.explain:
         lines.append(_explain_line(r.explain, d, x))
     for p in r.passages[1:]:
-        snippet = _highlight(p.snippet, p.highlights, y + b, x) if color else p.snippet
-        lines.append(f"  {d}:{p.line}{x} {snippet}")
+        lines.append(f"  {d}:{p.line}{x} {_highlight(p.snippet, p.highlights, y + b, x)}")
     return "\n".join(lines)
 
 
@@ -142,8 +154,8 @@ def _explain_line(e: dict[str, Any], dim: str, reset: str) -> str:
 
 def render_explain(stages: dict[str, str], expansions: tuple[str, ...]) -> str:
     """The pipeline's stages for --explain (printed once, before the results)."""
-    lines = [f"stage {name}: {what}" for name, what in stages.items()]
-    lines += [f"  expansion {i}: {text}" for i, text in enumerate(expansions, 1)]
+    lines = [f"stage {name}: {printable(what)}" for name, what in stages.items()]
+    lines += [f"  expansion {i}: {printable(text)}" for i, text in enumerate(expansions, 1)]
     return "\n".join(lines)
 
 
@@ -152,7 +164,7 @@ def render_documents(
 ) -> str:
     """Documents from get / multi-get in one of FORMATS."""
     if fmt == "json":
-        return json.dumps([d.to_dict() for d in documents], ensure_ascii=False, indent=2)
+        return json_safe(json.dumps([d.to_dict() for d in documents], ensure_ascii=False, indent=2))
     if fmt in ("csv", "files"):
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
@@ -163,16 +175,17 @@ def render_documents(
                 w.writerow(
                     [
                         doc.docid,
-                        doc.collection,
-                        doc.path,
-                        doc.title,
+                        printable(doc.collection),
+                        printable(doc.path),
+                        printable(doc.title),
                         doc.from_line,
-                        doc.note or "",
-                        doc.text,
+                        printable(doc.note or ""),
+                        _text(doc.text),
                     ]
                 )
             else:
-                w.writerow([f"#{doc.docid}", f"{doc.collection}/{doc.path}", doc.context or ""])
+                where = printable(f"{doc.collection}/{doc.path}")
+                w.writerow([f"#{doc.docid}", where, printable(doc.context or "")])
         return buf.getvalue().rstrip("\n")
     if fmt == "xml":
         root = ET.Element("documents")
@@ -192,16 +205,18 @@ def render_documents(
         return ET.tostring(root, encoding="unicode", xml_declaration=True)
     parts = []
     for doc in documents:
-        text = _numbered(doc.text, doc.from_line) if line_numbers and doc.text else doc.text
+        text = _text(doc.text)
+        text = _numbered(text, doc.from_line) if line_numbers and text else text
+        where, note = printable(f"{doc.collection}/{doc.path}"), printable(doc.note or "")
         if fmt == "md":
             parts.append(
-                f"## {doc.title}\n\n`{doc.collection}/{doc.path}` `#{doc.docid}`"
-                + (f"\n\n> {doc.note}" if doc.note else "")
+                f"## {printable(doc.title)}\n\n`{where}` `#{doc.docid}`"
+                + (f"\n\n> {note}" if note else "")
                 + f"\n\n{text}"
             )
-        elif len(documents) == 1 and not doc.note:
+        elif len(documents) == 1 and not note:
             parts.append(text)
         else:
-            header = f"==> {doc.collection}/{doc.path} #{doc.docid} <=="
-            parts.append(header + (f"\n[{doc.note}]" if doc.note else "") + f"\n{text}")
+            header = f"==> {where} #{doc.docid} <=="
+            parts.append(header + (f"\n[{note}]" if note else "") + f"\n{text}")
     return "\n\n".join(parts)

@@ -7,7 +7,8 @@ from typing import Any, TypeVar
 
 import click
 
-from engram.cli.main import State, cli, color_enabled, echo_json, pass_state
+from engram.cli.main import State, cli, color_enabled, echo_json, pass_state, say
+from engram.printable import printable
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -24,10 +25,14 @@ def graph_options(func: F) -> F:
 
 
 def _dim(text: str) -> str:
+    """`text` escaped (names come from the vault), then dimmed on a colour terminal."""
+    text = printable(text)
     return click.style(text, dim=True) if color_enabled() else text
 
 
 def _bold(text: str) -> str:
+    """`text` escaped, then bold on a colour terminal."""
+    text = printable(text)
     return click.style(text, bold=True) if color_enabled() else text
 
 
@@ -56,7 +61,7 @@ def backlinks(state: State, note: str, collection: str | None, as_json: bool) ->
         return
     click.echo(_bold(f"{found.note.path}: {_count(len(found.links), 'backlink')}"))
     for link in found.links:
-        click.echo(f"  {link.path}:{link.line}  {_dim(link.context)}")
+        click.echo(f"  {printable(f'{link.path}:{link.line}')}  {_dim(link.context)}")
 
 
 @graph.command()
@@ -75,7 +80,7 @@ def links(state: State, note: str, collection: str | None, as_json: bool) -> Non
         sub = f"#{link.heading}" if link.heading else f"#^{link.block}" if link.block else ""
         broken = " (missing heading)" if link.heading_found is False else ""
         broken += " (missing block)" if link.block_found is False else ""
-        click.echo(f"  {link.line}: [[{link.target}{sub}]] -> {where}{broken}")
+        say(f"  {link.line}: [[{link.target}{sub}]] -> {where}{broken}")
 
 
 @graph.command()
@@ -92,7 +97,7 @@ def unresolved(state: State, subpaths: bool, collection: str | None, as_json: bo
     for u in found:
         extra = f" (missing {u.reason})" if u.reason != "file" else ""
         hint = _dim(f"  alias of {u.alias_of}") if u.alias_of else ""
-        click.echo(f"  {u.source}:{u.line}  [[{u.target}]]{extra}{hint}")
+        click.echo(f"  {printable(f'{u.source}:{u.line}  [[{u.target}]]{extra}')}{hint}")
 
 
 @graph.command()
@@ -106,7 +111,7 @@ def orphans(state: State, collection: str | None, as_json: bool) -> None:
         return
     click.echo(_bold(_count(len(found), "orphan")))
     for n in found:
-        click.echo(f"  {n.path}")
+        say(f"  {n.path}")
 
 
 @graph.command()
@@ -131,7 +136,7 @@ def neighbors(
     click.echo(_bold(f"{found.note.path}: {_count(len(found.neighbors), 'neighbour')}"))
     arrows = {"out": "->", "in": "<-", "both": "<->", "mixed": "~"}
     for n in found.neighbors:
-        click.echo(f"  {n.distance} {arrows[n.direction]:>3} {n.path}")
+        say(f"  {n.distance} {arrows[n.direction]:>3} {n.path}")
 
 
 @graph.command()
@@ -149,12 +154,12 @@ def path(
         echo_json(found.to_dict())
         return
     if not found.found:
-        click.echo(f"no path from {found.source} to {found.target}")
+        say(f"no path from {found.source} to {found.target}")
         return
     arrows = {"out": "->", "in": "<-", "both": "<->"}
     parts = [found.steps[0].path]
     parts += [f"{arrows[s.direction or 'out']} {s.path}" for s in found.steps[1:]]
-    click.echo("\n  ".join(parts))
+    say("\n  ".join(parts))
 
 
 @graph.command()
@@ -179,7 +184,8 @@ def rank(
     click.echo(_dim(found.method))
     for n in found.notes:
         mark = "*" if n.hit else " "
-        click.echo(f"{n.rank:>3}. {n.score:.3f} {mark} {n.path}  {_dim(f'<- {n.backlinks}')}")
+        line = printable(f"{n.rank:>3}. {n.score:.3f} {mark} {n.path}")
+        click.echo(f"{line}  {_dim(f'<- {n.backlinks}')}")
 
 
 @graph.command()
@@ -200,4 +206,4 @@ def themes(state: State, min_size: int, collection: str | None, as_json: bool) -
 
 def _list(items: Iterable[str]) -> None:
     for item in items:
-        click.echo(f"     {item}")
+        say(f"     {item}")

@@ -95,12 +95,33 @@ def color_enabled() -> bool:
 
 def echo_json(value: Any) -> None:
     """Print a JSON document."""
-    click.echo(json.dumps(value, ensure_ascii=False, indent=2, default=str))
+    from engram.printable import json_safe
+
+    click.echo(json_safe(json.dumps(value, ensure_ascii=False, indent=2, default=str)))
+
+
+def say(text: str, err: bool = False) -> None:
+    """Print text that may hold names and text from the vault: control characters are escaped
+    (lines and tabs kept), so a file name cannot drive the terminal. Colour goes on after."""
+    from engram.printable import printable
+
+    click.echo(printable(text, multiline=True), err=err)
+
+
+def configure_logging(level: str) -> None:
+    """Log to stderr at `level`, one escaped line per record (long-running commands)."""
+    import logging
+
+    from engram.printable import PrintableFormatter
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(PrintableFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=getattr(logging, level.upper()), handlers=[handler])
 
 
 def warn(message: str) -> None:
     """A warning line on stderr."""
-    click.echo(f"warning: {message}", err=True)
+    say(f"warning: {message}", err=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -124,9 +145,9 @@ def main(argv: list[str] | None = None) -> int:
         from engram.errors import EngramError
 
         if isinstance(exc, EngramError):
-            click.echo(f"error: {exc.message}", err=True)
+            say(f"error: {exc.message}", err=True)
             if exc.hint:
-                click.echo(f"hint: {exc.hint}", err=True)
+                say(f"hint: {exc.hint}", err=True)
             return 1
         raise
     return 0

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import logging
 import os
 import sys
 
 import click
 
-from engram.cli.main import State, cli, pass_state
+from engram.cli.main import State, cli, configure_logging, pass_state
 
 
 @cli.command()
@@ -62,11 +61,7 @@ def mcp(
     from engram.mcp_server.gateway import Gateway, Options
     from engram.server.discovery import server_file
 
-    logging.basicConfig(
-        level=getattr(logging, log_level.upper()),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
+    configure_logging(log_level)
     if index_name:
         state.index = index_name
     settings = config.resolve(os.environ, index=state.index, config_file=state.config_file)

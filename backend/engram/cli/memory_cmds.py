@@ -7,7 +7,7 @@ from typing import Any, TypeVar
 
 import click
 
-from engram.cli.main import State, cli, echo_json, pass_state
+from engram.cli.main import State, cli, echo_json, pass_state, say
 
 F = TypeVar("F", bound=Callable[..., Any])
 TYPES_HELP = (
@@ -68,9 +68,9 @@ def show_fact(fact: Any, as_json: bool) -> None:
         value = data[key]
         if value in (None, [], ""):
             continue
-        click.echo(f"{key}: {', '.join(value) if isinstance(value, list) else value}")
-    click.echo("")
-    click.echo(fact.text)
+        say(f"{key}: {', '.join(value) if isinstance(value, list) else value}")
+    say("")
+    say(fact.text)
 
 
 @cli.command("init")
@@ -95,11 +95,11 @@ def init(
     if as_json:
         echo_json(info.to_dict())
         return
-    click.echo(f"vault {info.name}: {info.path} (default)")
-    click.echo(f"facts in {info.facts_root}/, Obsidian config in {info.config_dir}/")
-    click.echo(f"template {info.template}: {info.template_status}")
+    say(f"vault {info.name}: {info.path} (default)")
+    say(f"facts in {info.facts_root}/, Obsidian config in {info.config_dir}/")
+    say(f"template {info.template}: {info.template_status}")
     if info.documents is not None:
-        click.echo(f"{info.documents} documents indexed")
+        say(f"{info.documents} documents indexed")
 
 
 @cli.group()
@@ -135,7 +135,7 @@ def fact_add(
 ) -> None:
     """Store TEXT as a fact note."""
     result = state.engram.fact_add(" ".join(text), vault=vault, **fields)
-    show_fact(result, True) if as_json else click.echo(fact_line(result))
+    show_fact(result, True) if as_json else say(fact_line(result))
 
 
 @fact.command("show")
@@ -182,9 +182,9 @@ def fact_list(
         echo_json([f.to_dict() for f in facts])
         return
     if not facts:
-        click.echo("no facts yet: engram fact add TEXT")
+        say("no facts yet: engram fact add TEXT")
     for f in facts:
-        click.echo(fact_line(f))
+        say(fact_line(f))
 
 
 @fact.command("update")
@@ -215,7 +215,7 @@ def fact_update(
     result = state.engram.fact_update(
         ref, tags=tags or None, entities=entities or None, vault=vault, **fields
     )
-    show_fact(result, True) if as_json else click.echo(fact_line(result))
+    show_fact(result, True) if as_json else say(fact_line(result))
 
 
 @fact.command("archive")
@@ -226,7 +226,7 @@ def fact_update(
 def fact_archive(state: State, ref: str, prune: bool, vault: str | None, as_json: bool) -> None:
     """Archive a fact (recall skips it; the note stays, nothing is deleted)."""
     result = state.engram.fact_archive(ref, prune, vault)
-    show_fact(result, True) if as_json else click.echo(fact_line(result))
+    show_fact(result, True) if as_json else say(fact_line(result))
 
 
 @fact.command("supersede")
@@ -266,8 +266,8 @@ def fact_supersede(
     if as_json:
         echo_json(result.to_dict())
         return
-    click.echo(f"superseded: {fact_line(result.old)}")
-    click.echo(f"by:         {fact_line(result.new)}")
+    say(f"superseded: {fact_line(result.old)}")
+    say(f"by:         {fact_line(result.new)}")
 
 
 @fact.command("from-note")
@@ -286,7 +286,7 @@ def fact_from_note(
 ) -> None:
     """Make the note at PATH a fact (its text untouched), or store --selection from it."""
     result = state.engram.fact_from_note(path, selection, vault, fact_type=fact_type)
-    show_fact(result, True) if as_json else click.echo(fact_line(result))
+    show_fact(result, True) if as_json else say(fact_line(result))
 
 
 @fact.command("sweep")
@@ -300,5 +300,5 @@ def fact_sweep(state: State, dry_run: bool, vault: str | None, as_json: bool) ->
         echo_json([c.to_dict() for c in changes])
         return
     for c in changes:
-        click.echo(f"{c.id[:8]}  {c.old} -> {c.new}  {c.path}")
-    click.echo(f"{len(changes)} facts {'would change' if dry_run else 'changed'}")
+        say(f"{c.id[:8]}  {c.old} -> {c.new}  {c.path}")
+    say(f"{len(changes)} facts {'would change' if dry_run else 'changed'}")

@@ -8,7 +8,8 @@ from typing import Any, TypeVar
 
 import click
 
-from engram.cli.main import State, cli, color_enabled, echo_json, pass_state
+from engram.cli.main import State, cli, color_enabled, echo_json, pass_state, say
+from engram.printable import printable
 
 F = TypeVar("F", bound=Callable[..., Any])
 STDIN_HELP = "Text, or - to read it from standard input."
@@ -73,9 +74,9 @@ def show(change: Any, as_json: bool) -> None:
                 fg = "bright_white"
             elif color and line[:1] in "+-@":
                 fg = {"+": "green", "-": "red", "@": "cyan"}[line[:1]]
-            click.secho(line, fg=fg)
+            click.secho(printable(line), fg=fg)
     prefix = "dry run, nothing written: " if change.dry_run else ""
-    click.echo(prefix + summary(change))
+    say(prefix + summary(change))
 
 
 def summary(change: Any) -> str:
@@ -209,7 +210,7 @@ def delete(
     )
     show(change, as_json)
     if change.broken_links and not as_json:
-        click.echo("still linking to it: " + ", ".join(change.broken_links), err=True)
+        say("still linking to it: " + ", ".join(change.broken_links), err=True)
 
 
 @note.command("link")

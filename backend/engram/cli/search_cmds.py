@@ -9,7 +9,7 @@ from typing import Any, TypeVar, cast
 
 import click
 
-from engram.cli.main import State, cli, color_enabled, echo_json, output_options, pass_state
+from engram.cli.main import State, cli, color_enabled, echo_json, output_options, pass_state, say
 from engram.cli.remote import DaemonUnreachable, daemon_for, daemon_option, run_search
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -154,7 +154,7 @@ def search(
         full,
     )
     if not results and fmt == "human":
-        click.echo("no results", err=True)
+        say("no results", err=True)
         return
     click.echo(render_results(results, fmt, color=color_enabled(), line_numbers=line_numbers))
 
@@ -275,7 +275,7 @@ def bench(
     if as_json:
         echo_json(report)
         return
-    click.echo(
+    say(
         f"mode={report['mode']} queries={report['queries']}  "
         f"nDCG@10={report['ndcg@10']:.4f}  Recall@10={report['recall@10']:.4f}  "
         f"Recall@100={report['recall@100']:.4f}  MRR@10={report['mrr@10']:.4f}  "

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from engram.cli.main import State, cli, color_enabled, echo_json, pass_state
+from engram.cli.main import State, cli, color_enabled, echo_json, pass_state, say
 from engram.cli.remote import daemon_option, run_search
 from engram.cli.search_cmds import result_limit, search_options, with_filters
 
@@ -28,14 +28,14 @@ def models_list(state: State, as_json: bool) -> None:
         return
     for role, entry in info["roles"].items():
         if entry["spec"] is None:
-            click.echo(f"{role:9} (not configured)")
+            say(f"{role:9} (not configured)")
         elif entry["available"]:
-            click.echo(f"{role:9} {entry['spec']} -> {entry['path']}")
+            say(f"{role:9} {entry['spec']} -> {entry['path']}")
         else:
-            click.echo(f"{role:9} {entry['spec']}  MISSING: {entry.get('error', '')}")
-    click.echo(f"cache: {info['cacheDir']}")
+            say(f"{role:9} {entry['spec']}  MISSING: {entry.get('error', '')}")
+    say(f"cache: {info['cacheDir']}")
     for f in info["cached"]:
-        click.echo(f"  {f['path']} ({f['bytes'] / 1e6:.1f} MB)")
+        say(f"  {f['path']} ({f['bytes'] / 1e6:.1f} MB)")
 
 
 @models.command("pull")
@@ -45,11 +45,11 @@ def models_list(state: State, as_json: bool) -> None:
 def models_pull(state: State, spec: str | None, as_json: bool) -> None:
     """Download a model: SPEC is `default`, hf:org/repo/file.gguf or a path (default: the
     configured embedding model)."""
-    info = state.engram.models_pull(spec, None if as_json else lambda m: click.echo(m, err=True))
+    info = state.engram.models_pull(spec, None if as_json else lambda m: say(m, err=True))
     if as_json:
         echo_json(info)
     else:
-        click.echo(
+        say(
             f"ready: {info['path']} ({info['modelId']}, {info['architecture']}, "
             f"{info['file_type']}, {info['size_bytes'] / 1e6:.1f} MB)"
         )
@@ -80,7 +80,7 @@ def models_info(state: State, spec: str, as_json: bool) -> None:
         "vocab_size",
         "has_chat_template",
     ):
-        click.echo(f"{key}: {info[key]}")
+        say(f"{key}: {info[key]}")
 
 
 @models.command("path")
@@ -88,7 +88,7 @@ def models_info(state: State, spec: str, as_json: bool) -> None:
 @pass_state
 def models_path(state: State, role: str) -> None:
     """Print the local file of a role's model (embed, rerank or generate)."""
-    click.echo(str(state.engram.model_path(role)))
+    say(str(state.engram.model_path(role)))
 
 
 @cli.command()
@@ -108,7 +108,7 @@ def embed(state: State, force: bool, collections: tuple[str, ...], as_json: bool
     if as_json:
         echo_json(report_dict(report))
     else:
-        click.echo(report.summary())
+        say(report.summary())
 
 
 def run_embed(state: State, collections: tuple[str, ...], force: bool, quiet: bool) -> Any:
@@ -184,7 +184,7 @@ def vsearch(
         chunks=chunks,
     )
     if not results and fmt == "human":
-        click.echo("no results", err=True)
+        say("no results", err=True)
         return
     click.echo(render_results(results, fmt, color=color_enabled(), line_numbers=line_numbers))
 
@@ -266,6 +266,6 @@ def query(
     if explain:
         click.echo(render_explain(stages, tuple(expansions)), err=True)
     if not results and fmt == "human":
-        click.echo("no results", err=True)
+        say("no results", err=True)
         return
     click.echo(render_results(results, fmt, color=color_enabled(), line_numbers=line_numbers))

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import logging
 import os
 import sys
 from pathlib import Path
 
 import click
 
-from engram.cli.main import State, cli, echo_json, pass_state
+from engram.cli.main import State, cli, configure_logging, echo_json, pass_state, say
 
 vault_option = click.option(
     "--vault",
@@ -71,11 +70,7 @@ def serve(
     from engram.server.run import ServeOptions
     from engram.server.run import serve as run
 
-    logging.basicConfig(
-        level=getattr(logging, log_level.upper()),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
+    configure_logging(log_level)
     options = ServeOptions(
         vault=vault,
         port=port,
@@ -85,7 +80,7 @@ def serve(
     )
 
     def announce(message: str) -> None:
-        click.echo(message)
+        say(message)
         sys.stdout.flush()
 
     run(state.engram, options, system_keyring(), announce)
@@ -136,10 +131,10 @@ def token_rotate(state: State, vault: Path, config_dir: str) -> None:
         try:
             client.request("POST", "/v1/token/rotate")
             pid = data.get("pid")
-            click.echo(f"token rotated; the daemon (pid {pid}) uses the new one", err=True)
+            say(f"token rotated; the daemon (pid {pid}) uses the new one", err=True)
             return
         except DaemonUnreachable:
             pass
     settings = config.resolve(os.environ, index=state.index, config_file=state.config_file)
     TokenStore(settings.data_dir, root, system_keyring()).rotate()
-    click.echo("token rotated; a daemon started from now on uses the new one", err=True)
+    say("token rotated; a daemon started from now on uses the new one", err=True)

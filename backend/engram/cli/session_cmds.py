@@ -7,7 +7,7 @@ from typing import Any
 import click
 
 from engram.cli import remote_memory
-from engram.cli.main import State, cli, echo_json, pass_state
+from engram.cli.main import State, cli, echo_json, pass_state, say
 from engram.cli.memory_cmds import fact_json_line, fact_line, vault_option
 from engram.cli.remote import daemon_option
 
@@ -54,9 +54,9 @@ def recall(
         echo_json(hits)
         return
     if not hits:
-        click.echo("nothing recalled")
+        say("nothing recalled")
     for h in hits:
-        click.echo(f"{h['score']:.3f}  {hit_line(h)}")
+        say(f"{h['score']:.3f}  {hit_line(h)}")
 
 
 def deep_search(
@@ -79,11 +79,11 @@ def deep_search(
         echo_json(found)
         return
     if not found["results"]:
-        click.echo("nothing found")
+        say("nothing found")
     for h in found["results"]:
-        click.echo(f"{h['score']:.4f}  {h['source']:6}  {hit_line(h)}")
+        say(f"{h['score']:.4f}  {h['source']:6}  {hit_line(h)}")
     for note in found["notes"]:
-        click.echo(f"note: {note}")
+        say(f"note: {note}")
 
 
 def hit_line(hit: dict[str, Any]) -> str:
@@ -104,7 +104,7 @@ def daily(state: State, day: str | None, vault: str | None, as_json: bool) -> No
         echo_json(result.to_dict())
         return
     status = "written" if result.written else "unchanged"
-    click.echo(f"{result.path}: {result.facts} facts ({status})")
+    say(f"{result.path}: {result.facts} facts ({status})")
 
 
 @cli.group()
@@ -143,8 +143,8 @@ def memory_context(
     if as_json:
         echo_json(result.to_dict())
         return
-    click.echo(result.text)
-    click.echo(f"\n[{len(result.items)} items, {result.used_tokens}/{budget} tokens]", err=True)
+    say(result.text)
+    say(f"\n[{len(result.items)} items, {result.used_tokens}/{budget} tokens]", err=True)
 
 
 @cli.command()
@@ -168,7 +168,7 @@ def checkpoint(
     if as_json:
         echo_json(cp.to_dict())
     else:
-        click.echo(f"checkpoint saved at {cp.to_dict()['timestamp']}: {cp.working_on}")
+        say(f"checkpoint saved at {cp.to_dict()['timestamp']}: {cp.working_on}")
 
 
 @cli.command()
@@ -181,24 +181,24 @@ def wake(state: State, vault: str | None, as_json: bool) -> None:
         echo_json(result.to_dict())
         return
     if result.dirty:
-        click.echo("the last session ended without end-session (dirty exit)")
+        say("the last session ended without end-session (dirty exit)")
     if result.checkpoint:
         cp = result.checkpoint.to_dict()
-        click.echo(f"last checkpoint {cp['timestamp']}: working on {cp['workingOn']}")
+        say(f"last checkpoint {cp['timestamp']}: working on {cp['workingOn']}")
         for key in ("focus", "blocked"):
             if cp[key]:
-                click.echo(f"  {key}: {cp[key]}")
+                say(f"  {key}: {cp[key]}")
     for r in result.recent:
-        click.echo(f"- [{r.fact_type}|i={r.importance:.2f}] {r.text} ({r.day.isoformat()})")
+        say(f"- [{r.fact_type}|i={r.importance:.2f}] {r.text} ({r.day.isoformat()})")
     for title, facts in (
         ("handoffs", result.handoffs),
         ("open commitments", result.commitments),
         ("active projects", result.projects),
     ):
         if facts:
-            click.echo(f"{title}:")
+            say(f"{title}:")
             for f in facts:
-                click.echo(f"  {fact_line(f)}")
+                say(f"  {fact_line(f)}")
 
 
 @cli.command("end-session")
@@ -220,6 +220,6 @@ def end_session(
     if as_json:
         echo_json(result.to_dict())
         return
-    click.echo("session ended" + (" (it was dirty)" if result.was_dirty else ""))
+    say("session ended" + (" (it was dirty)" if result.was_dirty else ""))
     if result.handoff:
-        click.echo(f"handoff: {fact_line(result.handoff)}")
+        say(f"handoff: {fact_line(result.handoff)}")

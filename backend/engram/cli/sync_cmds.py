@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from engram.cli.main import State, cli, echo_json, pass_state
+from engram.cli.main import State, cli, echo_json, pass_state, say
 from engram.cli.memory_cmds import vault_option
 from engram.cli.remote import DaemonUnreachable, daemon_for, daemon_option
 
@@ -66,12 +66,12 @@ def _run(
     if as_json:
         echo_json(report)
     else:
-        click.echo(summary)
+        say(summary)
         for note in report.get("notes") or ():
-            click.echo(f"note: {note}")
+            say(f"note: {note}")
     if report.get("error"):
         if report.get("hint") and not as_json:
-            click.echo(f"hint: {report['hint']}", err=True)
+            say(f"hint: {report['hint']}", err=True)
         sys.exit(1)
 
 
@@ -85,16 +85,16 @@ def status(state: State, vault: str | None, as_json: bool) -> None:
         echo_json(info)
         return
     if not info["configured"]:
-        click.echo(info["reason"])
+        say(info["reason"])
         return
-    click.echo(f"vault {info['vault']} ↔ {info['url']} (device {info['device']})")
-    click.echo(f"state: {info['state']}, {info['pending']} pending, last sync {info['lastSync']}")
+    say(f"vault {info['vault']} ↔ {info['url']} (device {info['device']})")
+    say(f"state: {info['state']}, {info['pending']} pending, last sync {info['lastSync']}")
     if info["lastError"]:
-        click.echo(f"last error: {info['lastError']}")
+        say(f"last error: {info['lastError']}")
     for op in info["parked"]:
-        click.echo(f"refused by Convex (fix the fact to resend): {op['factId']}: {op['error']}")
+        say(f"refused by Convex (fix the fact to resend): {op['factId']}: {op['error']}")
     for c in info["conflicts"]:
-        click.echo(f"conflict copy: {c['copy']} (of {c['path']}; {', '.join(c['fields'])})")
+        say(f"conflict copy: {c['copy']} (of {c['path']}; {', '.join(c['fields'])})")
 
 
 @sync.command("check")
@@ -106,7 +106,7 @@ def check(state: State, vault: str | None, as_json: bool) -> None:
     if as_json:
         echo_json(info)
     else:
-        click.echo(f"{'in step' if info['inStep'] else 'NOT in step'}: {info['same']} facts agree")
+        say(f"{'in step' if info['inStep'] else 'NOT in step'}: {info['same']} facts agree")
         labels = {
             "differ": "differs from Convex",
             "onlyHere": "only in this vault",
@@ -115,9 +115,9 @@ def check(state: State, vault: str | None, as_json: bool) -> None:
         }
         for key, label in labels.items():
             for fid in info[key]:
-                click.echo(f"  {fid}: {label}")
+                say(f"  {fid}: {label}")
         if info["pending"]:
-            click.echo(f"  {info['pending']} changes wait in the outbox (run engram sync)")
+            say(f"  {info['pending']} changes wait in the outbox (run engram sync)")
     if not info["inStep"]:
         sys.exit(1)
 
@@ -166,11 +166,11 @@ def init(
         echo_json(info)
         return
     checked = "checked, " if info["checked"] else ""
-    click.echo(
+    say(
         f"vault {info['vault']} syncs with {info['url']} ({checked}credentials in "
         f"the {info['credentials']}); run engram sync to push its facts"
     )
     if info["functions"]:
-        click.echo(f"Convex functions to deploy: {info['functions']} (npx convex deploy)")
+        say(f"Convex functions to deploy: {info['functions']} (npx convex deploy)")
     if daemon_for(state, False) is not None:
-        click.echo("restart engram serve so the daemon syncs in the background", err=True)
+        say("restart engram serve so the daemon syncs in the background", err=True)

@@ -4,7 +4,7 @@ into an MCP error, and the stdio entry the CLI calls (`serve`)."""
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import mcp_types as types
@@ -18,6 +18,7 @@ from engram.errors import EngramError, NotFoundError
 from engram.mcp_server import tools_graph, tools_memory, tools_notes, tools_search
 from engram.mcp_server.gateway import Gateway
 from engram.mcp_server.schema import Tool, check_arguments
+from engram.mcp_server.stdio import Lines, claim_stdin, forward
 
 log = logging.getLogger("engram.mcp")
 TOOLS: tuple[Tool, ...] = (
@@ -119,7 +120,12 @@ def serve(gateway: Gateway) -> None:
     server = create_server(gateway)
 
     async def main() -> None:
-        async with stdio_server() as (read, write):
+        lines = Lines(claim_stdin())
+        async with (
+            stdio_server(stdin=cast(Any, lines)) as (read, write),
+            anyio.create_task_group() as tasks,
+        ):
+            tasks.start_soon(forward, lines.rejected, write)
             await server.run(read, write, server.create_initialization_options())
 
     try:

@@ -3,6 +3,7 @@ call into a message an agent can act on."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -114,11 +115,41 @@ def check_arguments(tool: Tool, arguments: Mapping[str, Any] | None) -> dict[str
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path)
         raise InvalidInputError(
-            f"invalid arguments for {tool.name}: {where + ': ' if where else ''}{error.message}",
+            f"invalid arguments for {tool.name}: {where + ': ' if where else ''}"
+            + _cut(error.message),
             hint=f"{tool.name} takes {signature(tool.schema)}",
         )
+    for name, value in args.items():
+        problem = _unusable(value)
+        if problem:
+            raise InvalidInputError(
+                f"invalid arguments for {tool.name}: {name}: {problem}",
+                hint=f"{tool.name} takes {signature(tool.schema)}",
+            )
     props = tool.schema.get("properties", {})
     return {**{k: p.get("default") for k, p in props.items()}, **args}
+
+
+def _cut(message: str, limit: int = 300) -> str:
+    """A validator's message, which quotes the offending value, at a readable length."""
+    return message if len(message) <= limit else message[:limit] + "... (cut)"
+
+
+def _unusable(value: Any) -> str | None:
+    """What no tool takes anywhere in `value`, though JSON Schema lets it through: NaN and
+    Infinity (not JSON, but the SDK's parser reads them), NUL (no file name or SQLite text
+    binding holds one; the HTTP API refuses it too)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN and Infinity are not numbers"
+    if isinstance(value, str):
+        return "text must not contain NUL characters" if "\x00" in value else None
+    if isinstance(value, Mapping):
+        items = [*value.keys(), *value.values()]
+    elif isinstance(value, list | tuple):
+        items = list(value)
+    else:
+        return None
+    return next((p for x in items if (p := _unusable(x))), None)
 
 
 def signature(schema: Mapping[str, Any]) -> str:

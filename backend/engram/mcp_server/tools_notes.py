@@ -134,7 +134,7 @@ TOOLS = (
             path=s.text("Vault-relative path, e.g. Projects/Launch.md (or give title).", 4096),
             title=s.text("A title: the file name is made from it (when no path).", 500),
             folder=s.text("Folder for a note made from a title.", 4096),
-            body=s.text("The note's markdown text.", 1_000_000),
+            body=s.text("The note's markdown text.", 1_000_000, default=""),
             frontmatter={
                 "type": "object",
                 "description": "Properties to write as YAML.",

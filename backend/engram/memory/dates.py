@@ -122,6 +122,13 @@ def _named(phrase: str, today: dt.date) -> DateRange | None:
 
 def parse_range(phrase: str, today: dt.date) -> DateRange:
     """A date phrase as a range; InvalidInputError with examples when it is not one."""
+    try:
+        return _parse_range(phrase, today)
+    except (OverflowError, ValueError):  # "last 99999999999 weeks" leaves the calendar
+        raise InvalidInputError(f"{phrase!r} reaches outside years 1 to 9999") from None
+
+
+def _parse_range(phrase: str, today: dt.date) -> DateRange:
     text = " ".join(phrase.lower().split())
     m = re.fullmatch(r"(since|after|from|before|until|till) (.+)", text)
     if m:

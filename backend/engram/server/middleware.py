@@ -13,9 +13,11 @@ from aiohttp import web
 from aiohttp.abc import AbstractAccessLogger
 
 from engram.errors import EngramError
+from engram.printable import printable
 from engram.server.state import CONFIG, RUNTIME
 
 ALLOWED_ORIGIN = "app://obsidian.md"
+CLIENT_CLOSED = 499
 MAX_QUERY_STRING = 4096
 PUBLIC = {("GET", "/v1/health")}
 log = logging.getLogger("engram.server")
@@ -26,6 +28,7 @@ STATUS_BY_CODE = {
     "not_found": 404,
     "invalid_input": 400,
     "invalid_json": 400,
+    "request_timeout": 408,
     "conflict": 409,
     "unavailable": 503,
     "config": 500,
@@ -89,18 +92,32 @@ async def errors(request: web.Request, handler: Handler) -> web.StreamResponse:
         resp = _from_http_exception(request, exc)
     except ApiError as exc:
         resp = error_response(exc.status, exc.code, exc.message)
+    except web.RequestPayloadError as exc:  # a body aiohttp could not decode (chunks, gzip)
+        resp = error_response(400, "bad_request", f"the request body is malformed: {_why(exc)}")
     except EngramError as exc:
         resp = error_response(STATUS_BY_CODE.get(exc.code, 400), exc.code, exc.message, exc.hint)
     except (asyncio.CancelledError, KeyboardInterrupt):
         raise
     except Exception as exc:
+        if isinstance(exc, ConnectionResetError) and request.transport is None:
+            # The client hung up (mid-body, or before the answer): nothing to answer and
+            # nothing wrong here. Logged as 499, nginx's status for this.
+            log.info("%s %s: the client closed the connection", request.method, request.path)
+            return web.Response(status=CLIENT_CLOSED)
         log.exception("error in %s %s", request.method, request.path)
-        request.app[RUNTIME].record_error(f"{type(exc).__name__} in {request.path}")
+        path = printable(request.path)
+        request.app[RUNTIME].record_error(f"{type(exc).__name__} in {path}")
         resp = error_response(500, "internal", "internal error; the server log has details")
     if request.headers.get("Origin") == ALLOWED_ORIGIN:
         resp.headers["Access-Control-Allow-Origin"] = ALLOWED_ORIGIN
         resp.headers["Vary"] = "Origin"
     return resp
+
+
+def _why(exc: BaseException) -> str:
+    """What aiohttp's parser said, without its status prefix."""
+    cause = exc.__cause__
+    return str(getattr(cause, "message", None) or cause or "unreadable")
 
 
 def _host_ok(request: web.Request) -> bool:
@@ -114,10 +131,10 @@ def _host_ok(request: web.Request) -> bool:
 
 def _token_ok(request: web.Request) -> bool:
     scheme, _, given = request.headers.get("Authorization", "").partition(" ")
-    if scheme.lower() != "bearer" or not given.strip():
-        return False
-    expected = request.app[RUNTIME].token
-    return hmac.compare_digest(given.strip().encode(), expected.encode())
+    given = given.strip()
+    if scheme.lower() != "bearer" or not given or not given.isascii():
+        return False  # tokens are ASCII; other bytes arrive undecodable, and are wrong anyway
+    return hmac.compare_digest(given, request.app[RUNTIME].token)
 
 
 @web.middleware

@@ -105,17 +105,21 @@ async def query(request: web.Request) -> web.Response:
     n = v.integer(body, "n", 10, low=1, high=1000)
     every = v.flag(body, "all")
     collections = v.strings(body, "collections", max_len=200)
-    filters = filters_from_json(body.get("filters"))
+    filters = filters_from_json(v.members(body, "filters"))
     min_score = v.number(body, "minScore", 0.0, low=0.0, high=1.0)
     full = v.flag(body, "full")
-    options: dict[str, Any] = {}
-    if mode != "search":
-        options["chunks"] = v.flag(body, "chunks")
-    if mode == "query":
-        options["expand"] = v.flag(body, "expand", default=True)
-        options["rerank"] = v.flag(body, "rerank", default=True)
-        options["candidate_limit"] = v.integer(body, "candidateLimit", 30, low=1, high=200)
-        options["explain"] = v.flag(body, "explain")
+    # every field is checked whatever the mode; each mode then takes the ones it knows
+    options: dict[str, Any] = {
+        "chunks": v.flag(body, "chunks"),
+        "expand": v.flag(body, "expand", default=True),
+        "rerank": v.flag(body, "rerank", default=True),
+        "candidate_limit": v.integer(body, "candidateLimit", 30, low=1, high=200),
+        "explain": v.flag(body, "explain"),
+    }
+    if mode == "search":
+        options = {}
+    elif mode == "vsearch":
+        options = {"chunks": options["chunks"]}
     engram = request.app[ENGRAM]
     searches: dict[str, Callable[..., Any]] = {
         "search": engram.search,
@@ -141,7 +145,7 @@ async def query(request: web.Request) -> web.Response:
 @routes.get("/v1/documents")
 async def document(request: web.Request) -> web.Response:
     """One document by path, collection/path, engram:// URI or #docid (what `engram get` does)."""
-    params = dict(request.query)
+    params = v.query(request)
     ref = v.text(params, "ref", required=True, max_len=2048)
     start = v.integer(params, "from", 0, low=0, high=10_000_000)
     lines = v.integer(params, "lines", -1, low=0, high=10_000_000) if "lines" in params else None
@@ -164,7 +168,7 @@ async def note_metadata(request: web.Request) -> web.Response:
     """Frontmatter, fact, backlinks, related notes and index coverage of one note."""
     app = request.app
     engram, collection = app[ENGRAM], app[CONFIG].collection
-    rel = await note_rel(request, request.query.get("path"))
+    rel = await note_rel(request, v.query(request).get("path"))
     return web.json_response(await in_reader(app, engram.note_panel, collection, rel))
 
 
@@ -207,12 +211,12 @@ async def set_active_note(request: web.Request) -> web.Response:
     `{"path": null}` forgets it (no note open, or the plugin is unloading)."""
     body = await v.json_body(request)
     runtime = request.app[RUNTIME]
+    selection = v.text(body, "selection", default="", max_len=200_000) or ""
+    line = v.integer(body, "cursorLine", 0, low=0, high=10_000_000)
     if "path" in body and body["path"] is None:
         runtime.active_note = None
         return web.Response(status=204)
     rel = await note_rel(request, v.text(body, "path", required=True, max_len=4096))
-    selection = v.text(body, "selection", default="", max_len=200_000) or ""
-    line = v.integer(body, "cursorLine", 0, low=0, high=10_000_000)
     runtime.active_note = ActiveNote(rel, selection, line, now_iso())
     return web.Response(status=204)
 

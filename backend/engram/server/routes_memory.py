@@ -148,7 +148,7 @@ async def deep_search(request: web.Request) -> web.Response:
 @routes.get("/v1/facts")
 async def list_facts(request: web.Request) -> web.Response:
     """Recent facts, newest first (optionally one type)."""
-    params = dict(request.query)
+    params = v.query(request)
     limit = v.integer(params, "limit", 20, low=1, high=500)
     sort = v.text(params, "sort", default="recent", max_len=16)
     if sort != "recent":
@@ -225,7 +225,7 @@ async def fact_from_note(request: web.Request) -> web.Response:
 @routes.get("/v1/graph/neighbors")
 async def neighbors(request: web.Request) -> web.Response:
     """Notes within `depth` links of a note."""
-    params = dict(request.query)
+    params = v.query(request)
     rel = await note_rel(request, params.get("path"))
     depth = v.integer(params, "depth", 1, low=1, high=3)
     app = request.app

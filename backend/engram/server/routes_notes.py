@@ -73,6 +73,8 @@ async def create_note(request: web.Request) -> web.Response:
     """Create a note from a path or a title, a body and frontmatter (never overwrites)."""
     body = await v.json_body(request)
     _only(body, ("path", "title", "folder", "body", "frontmatter", "dryRun"))
+    if body.get("path") == "":
+        raise InvalidInputError("'path' must not be empty (leave it out to name the note by title)")
     change = await _write(
         request,
         request.app[ENGRAM].note_create,

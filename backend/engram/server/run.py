@@ -31,6 +31,7 @@ from engram.service import Engram
 log = logging.getLogger("engram.server")
 SHUTDOWN_SECONDS = 5.0
 MAX_LINE = 65536
+IDLE_SECONDS = 75.0
 
 
 @dataclass(frozen=True)
@@ -142,10 +143,11 @@ def serve(
 
 
 def quiet_bad_requests(record: logging.LogRecord) -> bool:
-    """Malformed HTTP (bad bytes in a header...) is refused by aiohttp with a 400 before any
-    route runs; log it as one line without the offending bytes (they may hold the token)."""
+    """Malformed HTTP (bad bytes in a header, a body that does not decode...) is refused by
+    aiohttp with a 400 before any route runs, or when it drains a body after the answer; log
+    it as one line without the offending bytes (they may hold the token)."""
     exc = record.exc_info[1] if record.exc_info else None
-    if isinstance(exc, HttpProcessingError):
+    if isinstance(exc, HttpProcessingError | web.RequestPayloadError):
         record.msg, record.args = "malformed HTTP request refused (%s)", (type(exc).__name__,)
         record.exc_info, record.exc_text = None, None
         record.levelno, record.levelname = logging.INFO, "INFO"
@@ -174,6 +176,9 @@ async def _run(
         # this get aiohttp's own plain-text 400
         max_line_size=MAX_LINE,
         max_field_size=MAX_LINE,
+        # a connection idle (or stuck in its headers) this long is closed; aiohttp's own
+        # default without run_app is an hour
+        keepalive_timeout=IDLE_SECONDS,
     )
     await runner.setup()
     logging.getLogger("aiohttp.server").addFilter(quiet_bad_requests)

@@ -37,6 +37,7 @@ class ServerConfig:
     sync: bool = True  # run Convex sync in the background when the vault has it set up
     debounce: float = 2.0
     max_body: int = MAX_BODY
+    body_seconds: float = 30.0  # a body still incomplete after this is refused with 408
     readers: int = 4
 
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
+import socket
 from typing import Any
 
 import pytest
@@ -9,6 +12,7 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient
 from server_helpers import AUTH, TOKEN
 
+from engram.server.app import create_app
 from engram.server.state import ENGRAM
 
 
@@ -232,3 +236,66 @@ async def test_hostile_text_is_refused_not_crashed(
     resp = await client.request(method, path, headers=AUTH, **kwargs)
     assert resp.status == 400, await resp.text()
     assert (await resp.json())["error"]["code"] == "invalid_input"
+
+
+def nested(depth: int) -> bytes:
+    """A body whose deepest container is at `depth` (the body object is level 1)."""
+    return b'{"q": "x", "filters": ' + b"[" * (depth - 1) + b"]" * (depth - 1) + b"}"
+
+
+# (method, path, body, status, code): JSON that Python's json module takes but the API must not
+HOSTILE_JSON = [
+    ("POST", "/v1/query", b'{"q": "x", "minScore": NaN}', 400, "invalid_json"),
+    ("POST", "/v1/query", b'{"q": "x", "minScore": -Infinity}', 400, "invalid_json"),
+    ("POST", "/v1/query", b'{"q": "x", "minScore": 1e999}', 400, "invalid_json"),
+    ("POST", "/v1/query", b'{"q": "x", "n": ' + b"9" * 5000 + b"}", 400, "invalid_json"),
+    ("POST", "/v1/query", b'{"q": "x", "n": ' + b"9" * 4000 + b"}", 400, "invalid_input"),
+    ("POST", "/v1/query", nested(33), 400, "invalid_json"),
+    ("POST", "/v1/query", b'{"q": "x", "explain": {}}', 400, "invalid_input"),  # any mode
+    ("POST", "/v1/query", b'{"\\udc80": 1, "q": "x"}', 400, "invalid_input"),
+    ("POST", "/v1/notes", b'{"title": "t", "frontmatter": {"a": {"b": ["\\ud800"]}}}', 400,
+     "invalid_input"),
+    ("POST", "/v1/notes", b'{"title": "t", "frontmatter": {"a": [{"\\u0000": 1}]}}', 400,
+     "invalid_input"),
+    ("POST", "/v1/index", b" \t\n", 400, "invalid_json"),  # not empty: whitespace
+    ("POST", "/v1/active-note", b'{"path": null, "cursorLine": -1}', 400, "invalid_input"),
+    ("POST", "/v1/notes", b'{"path": "", "title": "t", "dryRun": true}', 400, "invalid_input"),
+    ("POST", "/v1/query", b'{"q": "x", "filters": {"tags": null}}', 400, "invalid_input"),
+]  # fmt: skip
+
+
+async def test_hostile_json_is_a_clear_400(client: TestClient[Any, Any]) -> None:
+    for method, path, body, status, code in HOSTILE_JSON:
+        resp = await client.request(method, path, data=body, headers=AUTH)
+        assert resp.status == status, (path, body[:60], await resp.text())
+        assert (await resp.json())["error"]["code"] == code, (path, body[:60])
+    resp = await client.post("/v1/query", data=nested(32), headers=AUTH)
+    assert "nested too deeply" not in await resp.text()  # the limit itself is allowed
+    resp = await client.post("/v1/query", data=nested(33), headers=AUTH)
+    assert "limit 32 levels" in (await resp.json())["error"]["message"]
+    for query in ("?%00=1&limit=1", "?type=a%00b"):
+        resp = await client.get("/v1/facts" + query, headers=AUTH)
+        assert resp.status == 400, query
+    status = await (await client.get("/v1/status", headers=AUTH)).json()
+    assert status["lastError"] is None
+
+
+async def test_a_body_that_stops_arriving_is_408(
+    aiohttp_client: Any, indexed: Any, config: Any, runtime: Any
+) -> None:
+    app = create_app(indexed, dataclasses.replace(config, body_seconds=0.3), runtime)
+    client = await aiohttp_client(app)
+    port = client.server.port
+    head = (
+        f"POST /v1/query HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {TOKEN}\r\n"
+        "Content-Length: 100\r\nConnection: close\r\n\r\n"
+    )
+    loop = asyncio.get_running_loop()
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(head.encode() + b'{"q": "pric')  # and nothing more
+        sock.setblocking(False)
+        answer = await asyncio.wait_for(loop.sock_recv(sock, 65536), 10)
+    assert answer.startswith(b"HTTP/1.1 408")
+    assert b'"request_timeout"' in answer
+    status = await (await client.get("/v1/status", headers=AUTH)).json()
+    assert status["lastError"] is None
