@@ -109,3 +109,15 @@ def test_create_from_stdin_link_and_delete(env: dict[str, str], vault: Path) -> 
     assert (vault / ".trash/Recipes/Flat White.md").exists()
     missing = run(env, "note", "edit", "Recipes/Flat White", "--append", "x", ok=False)
     assert missing.returncode == 1 and "no note" in missing.stderr
+
+
+def test_long_names_are_edited_and_too_long_ones_refused_without_a_traceback(
+    env: dict[str, str], vault: Path
+) -> None:
+    name = "長" * 80  # 243 bytes with .md: the temporary file's name used to pass 255
+    (vault / f"{name}.md").write_text("hi\n", encoding="utf-8")
+    run(env, "note", "edit", f"{name}.md", "--append", "more")
+    assert (vault / f"{name}.md").read_text(encoding="utf-8") == "hi\nmore\n"
+    refused = run(env, "note", "create", "長" * 86, "--body", "x", ok=False)
+    assert refused.returncode == 1 and "255 bytes" in refused.stderr
+    assert "Traceback" not in refused.stderr

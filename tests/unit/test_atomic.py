@@ -179,3 +179,11 @@ def test_linux_takes_the_lease(lease_probe: bool) -> None:
     if not sys.platform.startswith("linux"):
         pytest.skip("leases are Linux only")
     assert lease_probe
+
+
+def test_a_name_the_file_system_refuses_is_invalid_input_not_a_crash(tmp_path: Path) -> None:
+    from engram.errors import InvalidInputError
+
+    with pytest.raises(InvalidInputError, match="too long for this file system"):
+        atomic.write_file(tmp_path / ("a" * 256 + ".md"), b"x", "")
+    assert temps(tmp_path) == []
