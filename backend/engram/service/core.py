@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -78,10 +78,16 @@ class Core:
                 touched.setdefault(col.name, set()).update(r.paths)
             self.recovered += done
         if touched:
-            self.index_paths(touched)
+            self.update(list(touched), only_paths=touched)
 
-    def index_paths(self, paths: dict[str, set[str]]) -> None:
-        """Index these files now (the facade's indexing part provides it)."""
+    if TYPE_CHECKING:  # the facade's indexing part (RetrievalMixin) provides it
+
+        def update(
+            self,
+            collections: Iterable[str] = (),
+            progress: Callable[[int, int], None] | None = None,
+            only_paths: dict[str, set[str]] | None = None,
+        ) -> Any: ...
 
     def close(self) -> None:
         """Release the index and anything else this facade opened."""

@@ -51,10 +51,6 @@ class RetrievalMixin(Core):
         self.after_update(report, specs, only_paths)
         return report
 
-    def index_paths(self, paths: dict[str, set[str]]) -> None:
-        """Index these files now (after recovering an interrupted write)."""
-        self.update(list(paths), only_paths=paths)
-
     def after_update(
         self,
         report: indexer.UpdateReport,
