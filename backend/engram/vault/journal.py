@@ -87,37 +87,36 @@ class Recovered:
 
 def commit(root: Path, changes: list[Change], label: str = "write") -> None:
     """Apply every change or none (see the module docstring)."""
-    steps, data = _plan(root, changes)
-    _precheck(root, steps)
+    at = _Root(root)
+    steps, data = _plan(at, changes)
+    _precheck(at, steps)
     with _journal(root, steps, label, durable=len(steps) > 1) as done:
         applied: list[Step] = []
         try:
             for s in steps:
                 if s.tmp is not None and s.do != "remove":
-                    target = safe_join(root, s.path)
+                    target = at(s.path)
                     with atomic.name_errors(target):
                         target.parent.mkdir(parents=True, exist_ok=True)
-                        atomic.stage(
-                            target.parent, data[s.path], _like(root, s), at=_abs(root, s.tmp)
-                        )
+                        atomic.stage(target.parent, data[s.path], _like(at, s), at=at.tmp(s))
             _fault(0)
             for s in steps:
-                with atomic.name_errors(safe_join(root, s.path)):
-                    _apply(root, s)
+                with atomic.name_errors(at(s.path)):
+                    _apply(at, s)
                 applied.append(s)
                 _fault(len(applied))
         except BaseException:
             stuck = []
             for s in reversed(applied):
                 try:
-                    _undo(root, s)
+                    _undo(at, s)
                 except (ConflictError, OSError):  # changed since: theirs stays, and ours too
                     stuck.append(s)
-            _cleanup(root, [s for s in steps if s not in stuck])
+            _cleanup(at, [s for s in steps if s not in stuck])
             done()
             raise
-        _cleanup(root, steps)
-        for folder in {safe_join(root, p).parent for s in steps for p in _names(s)}:
+        _cleanup(at, steps, verify=False)  # each swap checked what it displaced
+        for folder in {at(p).parent for s in steps for p in _names(s)}:
             atomic.fsync_dir(folder)
         done()
 
@@ -134,7 +133,7 @@ def recover(root: Path) -> list[Recovered]:
                 continue
             if path.suffix == ".json" and record:
                 try:
-                    out.append(_recover_one(root, record))
+                    out.append(_recover_one(_Root(root), record))
                 except InvalidInputError:  # a path leaving the vault: not ours, touch nothing
                     out.append(Recovered(str(record.get("label")), "not understood", ()))
             path.unlink(missing_ok=True)
@@ -185,12 +184,12 @@ def _old_temp(name: str) -> bool:
     return name.startswith(".") and len(parts) == 3 and parts[2] == "tmp" and len(parts[1]) == 8
 
 
-def _plan(root: Path, changes: list[Change]) -> tuple[list[Step], dict[str, bytes]]:
+def _plan(at: _Root, changes: list[Change]) -> tuple[list[Step], dict[str, bytes]]:
     steps: list[Step] = []
     removes: list[Step] = []
     data: dict[str, bytes] = {}
     for c in changes:
-        target = safe_join(root, c.path)
+        target = at(c.path)
         tmp = _rel_temp(c.path)
         if c.data is not None:
             data[c.path] = c.data
@@ -200,7 +199,7 @@ def _plan(root: Path, changes: list[Change]) -> tuple[list[Step], dict[str, byte
             steps.append(Step(do, c.path, tmp, c.expected or None, new))
         elif c.data is None:
             steps.append(Step("move", c.path, None, c.expected, None, c.source))
-        elif _same_file(safe_join(root, c.source), target):  # case-only rename, new text
+        elif _same_file(at(c.source), target):  # case-only rename, new text
             data[c.source] = c.data
             steps.append(Step("write", c.source, _rel_temp(c.source), c.expected, new))
             steps.append(Step("move", c.path, None, new, None, c.source))
@@ -214,41 +213,52 @@ def _plan(root: Path, changes: list[Change]) -> tuple[list[Step], dict[str, byte
     return steps, data
 
 
+class _Root:
+    """A vault root; each path in it is resolved and checked (`safe_join`) once."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.base = root.resolve()
+        self._seen: dict[str, Path] = {}
+
+    def __call__(self, rel: str) -> Path:
+        if rel not in self._seen:
+            self._seen[rel] = safe_join(self.root, rel)
+        return self._seen[rel]
+
+    def tmp(self, s: Step) -> Path:
+        """A step's temporary file: always beside the step's file, whatever the record says."""
+        assert s.tmp is not None
+        return self(s.path).parent / posixpath.basename(s.tmp)
+
+
 def _rel_temp(rel: str) -> str:
     return posixpath.join(posixpath.dirname(rel), atomic.temp_name(Path()).name)
 
 
-def _abs(root: Path, rel: str) -> Path:
-    return safe_join(root, rel)
-
-
-def _like(root: Path, s: Step) -> Path | None:
+def _like(at: _Root, s: Step) -> Path | None:
     """The file whose mode a new text takes: the one it replaces."""
-    return safe_join(root, s.path) if s.do == "write" else None
+    return at(s.path) if s.do == "write" else None
 
 
 def _names(s: Step) -> list[str]:
     return [p for p in (s.path, s.source) if p]
 
 
-def _precheck(root: Path, steps: list[Step]) -> None:
+def _precheck(at: _Root, steps: list[Step]) -> None:
     """Every precondition, before anything is written (each is checked again at its swap)."""
     for s in steps:
         if s.do == "create":
-            if os.path.lexists(safe_join(root, s.path)):
+            if os.path.lexists(at(s.path)):
                 raise ConflictError(f"{s.path} already exists; nothing was written")
             continue
         rel = s.source if s.do == "move" and s.source else s.path
-        target = safe_join(root, s.path)
-        if (
-            s.do == "move"
-            and os.path.lexists(target)
-            and not _same_file(safe_join(root, rel), target)
-        ):
+        target = at(s.path)
+        if s.do == "move" and os.path.lexists(target) and not _same_file(at(rel), target):
             raise ConflictError(f"{s.path} already exists; nothing was written")
         if s.do == "move" and s.old and any(p.do == "write" and p.path == s.source for p in steps):
             continue  # renamed after its own rewrite: the hash checked is the rewrite's
-        current = _hash(safe_join(root, rel))
+        current = _hash(at(rel))
         if current is None:
             raise ConflictError(f"{rel} was moved or deleted since it was read")
         if current != s.old:
@@ -258,9 +268,9 @@ def _precheck(root: Path, steps: list[Step]) -> None:
             )
 
 
-def _apply(root: Path, s: Step) -> None:
-    path = safe_join(root, s.path)
-    tmp = _abs(root, s.tmp) if s.tmp else None
+def _apply(at: _Root, s: Step) -> None:
+    path = at(s.path)
+    tmp = at.tmp(s) if s.tmp else None
     if s.do == "write":
         assert tmp is not None and s.old is not None
         atomic.replace(tmp, path, s.old)
@@ -270,16 +280,16 @@ def _apply(root: Path, s: Step) -> None:
     elif s.do == "move":
         assert s.source is not None and s.old is not None
         path.parent.mkdir(parents=True, exist_ok=True)
-        atomic.move(safe_join(root, s.source), path, s.old)
+        atomic.move(at(s.source), path, s.old)
     else:
         assert tmp is not None and s.old is not None
         atomic.remove(path, tmp, s.old)
 
 
-def _undo(root: Path, s: Step) -> None:
+def _undo(at: _Root, s: Step) -> None:
     """Take an applied step back, only while its file is still what Engram made it."""
-    path = safe_join(root, s.path)
-    tmp = _abs(root, s.tmp) if s.tmp else None
+    path = at(s.path)
+    tmp = at.tmp(s) if s.tmp else None
     if s.do == "write":
         assert tmp is not None and s.new is not None
         atomic.replace(tmp, path, s.new)  # the old text comes back from the temporary name
@@ -290,28 +300,31 @@ def _undo(root: Path, s: Step) -> None:
         grave.unlink()
     elif s.do == "move":
         assert s.source is not None and s.old is not None
-        atomic.move(path, safe_join(root, s.source), s.old)
+        atomic.move(path, at(s.source), s.old)
     else:
         assert tmp is not None
         atomic.create(tmp, path)
 
 
-def _cleanup(root: Path, steps: list[Step]) -> list[str]:
-    """Remove the steps' temporary files; one whose text is neither the old nor the new one
-    (someone wrote into it) is left where it is and returned."""
+def _cleanup(at: _Root, steps: list[Step], verify: bool = True) -> list[str]:
+    """Remove the steps' temporary files; with `verify`, one whose text is neither the old
+    nor the new one (someone wrote into it) is left where it is and returned."""
     kept = []
     for s in steps:
         if s.tmp is None:
             continue
-        tmp = _abs(root, s.tmp)
+        tmp = at.tmp(s)
         for name in (tmp, atomic.keep_name(tmp)):
+            if not verify:
+                name.unlink(missing_ok=True)
+                continue
             digest = _hash(name)
             if digest is None:
                 continue
             if digest in (s.old, s.new):
                 name.unlink(missing_ok=True)
             else:
-                kept.append(name.relative_to(root).as_posix())
+                kept.append(name.relative_to(at.base).as_posix())
     return kept
 
 
@@ -370,7 +383,7 @@ def _claimed(path: Path) -> Iterator[dict[str, object] | None]:
         os.close(fd)
 
 
-def _recover_one(root: Path, record: dict[str, object]) -> Recovered:
+def _recover_one(at: _Root, record: dict[str, object]) -> Recovered:
     raw = record.get("steps")
     try:
         steps = [Step(**s) for s in raw if isinstance(s, dict)] if isinstance(raw, list) else []
@@ -378,25 +391,25 @@ def _recover_one(root: Path, record: dict[str, object]) -> Recovered:
         steps = []
     label = str(record.get("label") or "write")
     for s in steps:
-        _settle_emulated(root, s)
-    states = [_state(root, s) for s in steps]
+        _settle_emulated(at, s)
+    states = [_state(at, s) for s in steps]
     paths = tuple(dict.fromkeys(p for s in steps for p in _names(s)))
     outcome = "undone"
     if all(st in ("done", "todo") for st in states):
         try:
             for s, st in zip(steps, states, strict=True):
                 if st == "todo":
-                    _apply(root, s)
+                    _apply(at, s)
             outcome = "finished"
         except (ConflictError, OSError):
-            states = [_state(root, s) for s in steps]
+            states = [_state(at, s) for s in steps]
     changed: list[str] = []
     stuck: list[Step] = []
     if outcome != "finished":
         for s, st in reversed(list(zip(steps, states, strict=True))):
             if st == "done":
                 try:
-                    _undo(root, s)
+                    _undo(at, s)
                 except (ConflictError, OSError):
                     changed.append(s.path)
                     stuck.append(s)
@@ -404,15 +417,15 @@ def _recover_one(root: Path, record: dict[str, object]) -> Recovered:
                 changed.append(s.path)
         if stuck:  # Engram's change stays under the person's edit of it
             outcome = "partly undone"
-    kept = _cleanup(root, [s for s in steps if s not in stuck])
+    kept = _cleanup(at, [s for s in steps if s not in stuck])
     return Recovered(label, outcome, paths, tuple(changed), tuple(kept))
 
 
-def _state(root: Path, s: Step) -> str:
+def _state(at: _Root, s: Step) -> str:
     """done (applied), todo (still to apply, and can be), or changed (someone else's)."""
-    path = safe_join(root, s.path)
+    path = at(s.path)
     here = _hash(path)
-    tmp = _hash(_abs(root, s.tmp)) if s.tmp else None
+    tmp = _hash(at.tmp(s)) if s.tmp else None
     if s.do == "write":
         if here == s.new:
             return "done"
@@ -423,7 +436,7 @@ def _state(root: Path, s: Step) -> str:
         return "todo" if here is None and tmp == s.new else "changed"
     if s.do == "move":
         assert s.source is not None
-        src = safe_join(root, s.source)
+        src = at(s.source)
         if _same_file(src, path):
             return "done"
         there = _hash(src)
@@ -435,16 +448,16 @@ def _state(root: Path, s: Step) -> str:
     return "todo" if here == s.old else "changed"
 
 
-def _settle_emulated(root: Path, s: Step) -> None:
+def _settle_emulated(at: _Root, s: Step) -> None:
     """Finish the renames of an emulated swap (`atomic._replace_emulated`) a crash cut short,
     so the step is either applied or not."""
     if s.do != "write" or s.tmp is None:
         return
-    tmp = _abs(root, s.tmp)
+    tmp = at.tmp(s)
     keep = atomic.keep_name(tmp)
     if _hash(keep) != s.old or _hash(tmp) == s.old:
         return
-    if _hash(safe_join(root, s.path)) == s.new:
+    if _hash(at(s.path)) == s.new:
         os.replace(keep, tmp)  # applied: the temporary name holds the old text
     else:
         keep.unlink()  # not applied: the old text is still in place
