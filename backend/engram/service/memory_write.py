@@ -89,10 +89,7 @@ class MemoryWriteMixin(MemoryMixin):
             self._record(v, replace(fact, path=rel))
             return self.fact_get(fid, v.name)
         # the new note and the notes it supersedes or contradicts change together, or none do
-        edits = [
-            (o, lambda f: replace(f, contradicts_with=plus(f.contradicts_with, fid)))
-            for o in others
-        ]
+        edits = [(o, _contradicted_by(fid)) for o in others]
         if old is not None:
             edits.insert(0, (old, lambda f: replace(f, superseded_by=fid, lifecycle="merged")))
         self._rewrite_together(v, edits, replace(fact, path=rel))

@@ -131,10 +131,10 @@ def stage(folder: Path, data: bytes, like: Path | None = None, at: Path | None =
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
-            if like is not None:
-                with contextlib.suppress(FileNotFoundError):
-                    os.fchmod(fh.fileno(), like.stat().st_mode & 0o7777)
             os.fsync(fh.fileno())
+        if like is not None:
+            with contextlib.suppress(FileNotFoundError):
+                os.chmod(tmp, like.stat().st_mode & 0o7777)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
@@ -300,10 +300,9 @@ class Held:
         """sha256 of the held file now (read through our descriptor: opening it again by
         name would break our own lease)."""
         h = hashlib.sha256()
-        offset = 0
-        while chunk := os.pread(self.fd, 1 << 20, offset):
+        os.lseek(self.fd, 0, os.SEEK_SET)
+        while chunk := os.read(self.fd, 1 << 20):
             h.update(chunk)
-            offset += len(chunk)
         return h.hexdigest()
 
     def check(self, expected: str) -> None:
