@@ -276,16 +276,14 @@ class Held:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        try:  # never follow a symlink put there since, never block on a FIFO
-            self.fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _NONBLOCK)
+        try:
+            self.fd = _open_existing(path)
         except (FileNotFoundError, NotADirectoryError):
             raise ConflictError(f"{path.name} was moved or deleted since it was read") from None
         except OSError as exc:
             if exc.errno != errno.ELOOP:
                 raise
-            raise ConflictError(
-                f"{path.name} became a symbolic link; nothing was written"
-            ) from None
+            raise ConflictError(f"{path.name} became a symbolic link; not written") from None
         st = os.fstat(self.fd)
         if not stat.S_ISREG(st.st_mode):
             os.close(self.fd)
@@ -344,6 +342,15 @@ def held(path: Path) -> Iterator[Held]:
         yield h
     finally:
         h.close()
+
+
+def _open_existing(path: Path) -> int:
+    """Open for reading: never through a symlink put there since, never blocking on a FIFO
+    (only on another writer's lease, which lasts milliseconds)."""
+    try:
+        return os.open(path, os.O_RDONLY | _NOFOLLOW | _NONBLOCK)
+    except BlockingIOError:  # leased: a blocking open waits for the holder to let go
+        return os.open(path, os.O_RDONLY | _NOFOLLOW)
 
 
 def _lease(fd: int) -> bool:
