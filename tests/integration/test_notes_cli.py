@@ -121,3 +121,14 @@ def test_long_names_are_edited_and_too_long_ones_refused_without_a_traceback(
     refused = run(env, "note", "create", "長" * 86, "--body", "x", ok=False)
     assert refused.returncode == 1 and "255 bytes" in refused.stderr
     assert "Traceback" not in refused.stderr
+
+
+def test_writes_over_the_size_limit_exit_1_naming_the_setting(
+    env: dict[str, str], vault: Path
+) -> None:
+    small = {**env, "ENGRAM_MAX_FILE_BYTES": "100"}
+    piped = run(small, "note", "create", "Big", "--body", "-", stdin="x" * 500, ok=False)
+    assert piped.returncode == 1 and "max_file_bytes" in piped.stderr
+    given = run(small, "note", "create", "Big", "--body", "x" * 500, ok=False)
+    assert given.returncode == 1 and "max_file_bytes" in given.stderr
+    assert not (vault / "Big.md").exists()
