@@ -60,9 +60,7 @@ def vault(tmp_path: Path, xdg: dict[str, str]) -> Path:
 
 
 def all_new(old: dict[str, bytes]) -> dict[str, bytes]:
-    new = {
-        rel: data.replace(b"[[Hub Note", b"[[Hub Renamed") for rel, data in old.items()
-    }
+    new = {rel: data.replace(b"[[Hub Note", b"[[Hub Renamed") for rel, data in old.items()}
     new[MOVED] = new.pop(HUB)
     return new
 
@@ -71,9 +69,7 @@ def index_agrees(root: Path) -> None:
     """Every file is indexed with its current hash, and nothing else is."""
     with Engram(config.resolve(os.environ)) as e:
         conn = e.db.conn
-        indexed = {
-            rel: admin.document_by_path(conn, "v", rel)["hash"] for rel in tree(root)
-        }
+        indexed = {rel: admin.document_by_path(conn, "v", rel)["hash"] for rel in tree(root)}
         assert indexed == {
             rel: hashlib.sha256(data).hexdigest() for rel, data in tree(root).items()
         }
@@ -116,3 +112,24 @@ def test_a_note_a_person_saved_after_the_crash_makes_the_move_undo_around_it(
     assert tree(vault) == {**old, late.relative_to(vault).as_posix(): late.read_bytes()}
     assert leftovers(vault) == []
     index_agrees(vault)
+
+
+def test_the_journal_outlives_a_deleted_index(vault: Path, xdg: dict[str, str]) -> None:
+    """The intent is recorded in the vault, not the index: deleting the index loses nothing."""
+    old = tree(vault)
+    env = {**xdg, "ENGRAM_TEST_CRASH_AFTER_RENAMES": str(NOTES // 2)}
+    assert run(env, "note", "move", HUB, MOVED, "-c", "v").returncode == -9
+    for index in Path(xdg["XDG_DATA_HOME"]).rglob("*.sqlite*"):
+        index.unlink()
+    assert run(xdg, "update").returncode == 0
+    assert tree(vault) == all_new(old) and leftovers(vault) == []
+    index_agrees(vault)
+
+
+def test_doctor_lists_temporary_files_left_in_the_vault(vault: Path) -> None:
+    (vault / "Notes" / ".engram-0a1b2c3d.tmp").write_text("half a note")
+    (vault / "Notes" / ".Note 1.md.k2j4h5g6.tmp").write_text("from an older version")
+    with Engram(config.resolve(os.environ)) as e:
+        found = [c for c in e.doctor() if c.name == "temporary files in v"]
+    assert len(found) == 1 and found[0].status == "warn"
+    assert ".engram-0a1b2c3d.tmp" in found[0].detail and ".k2j4h5g6.tmp" in found[0].detail

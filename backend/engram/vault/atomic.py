@@ -263,7 +263,7 @@ def _renamer() -> Callable[..., int] | None:
     """libc's renameat2 (Linux) or renamex_np (macOS), looked up once; None elsewhere."""
     if not _RENAMER:
         fn = None
-        with contextlib.suppress(OSError, AttributeError):
+        with contextlib.suppress(OSError, AttributeError, TypeError):  # TypeError: Windows
             libc = ctypes.CDLL(None, use_errno=True)
             fn = libc.renamex_np if sys.platform == "darwin" else libc.renameat2
         _RENAMER.append(fn)

@@ -50,7 +50,7 @@ async def test_a_fact_edit_racing_in_place_saves_never_loses_the_persons_words(
     fact = (await resp.json())["fact"]
     path = tiny_vault / fact["path"]
     started = time.monotonic()
-    for i in range(3):  # how long an edit takes here: the saves land all over it
+    for _ in range(3):  # how long an edit takes here: the saves land all over it
         await client.patch(f"/v1/facts/{fact['id']}", headers=AUTH, json={"importance": 0.5})
     span = (time.monotonic() - started) / 3
     rng = random.Random(14)
