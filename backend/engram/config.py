@@ -93,6 +93,7 @@ class Settings:
     vaults: tuple[Vault, ...] = ()
     default_vault: str | None = None
     memory: MemorySettings = MemorySettings()
+    crash_after_renames: int | None = None  # testing aid (ENGRAM_TEST_CRASH_AFTER_RENAMES)
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
@@ -141,6 +142,11 @@ def resolve(
         settings = replace(settings, rerank_model=_model_spec(env["ENGRAM_RERANK_MODEL"]))
     if "ENGRAM_GENERATE_MODEL" in env:
         settings = replace(settings, generate_model=_model_spec(env["ENGRAM_GENERATE_MODEL"]))
+    if env.get("ENGRAM_TEST_CRASH_AFTER_RENAMES"):
+        crash = env["ENGRAM_TEST_CRASH_AFTER_RENAMES"]
+        if not crash.isdigit():
+            raise ConfigError("ENGRAM_TEST_CRASH_AFTER_RENAMES must be a number of renames")
+        settings = replace(settings, crash_after_renames=int(crash))
     if env.get("ENGRAM_THREADS"):
         threads = _positive_int(env["ENGRAM_THREADS"], "ENGRAM_THREADS")
         settings = replace(settings, n_threads=threads)

@@ -285,6 +285,11 @@ async def test_invalid_calls_are_errors_and_the_server_lives_on(
         assert "filters" in await fails(s, "search", query="x", filters={"colour": "red"})
         with pytest.raises(MCPError, match="unknown tool 'rm_rf'"):
             await s.call_tool("rm_rf", {})
+        await call(s, "note_create", path="Big.md", body="x" * 100_000)
+        huge = await fails(
+            s, "note_edit", path="Big.md", find="x", replace="y" * 100_000, dry_run=True
+        )  # 10 GB if built: refused before it is
+        assert "max_file_bytes" in huge and len(huge) < 1000
         odd = await s.call_tool("search", {"query": 'a\x00b "unclosed -'})
         assert odd.content  # answered (a result or an error), not a dead server
         alive = json.loads(await call(s, "search", query="roasting partners"))

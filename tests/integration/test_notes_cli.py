@@ -109,3 +109,26 @@ def test_create_from_stdin_link_and_delete(env: dict[str, str], vault: Path) -> 
     assert (vault / ".trash/Recipes/Flat White.md").exists()
     missing = run(env, "note", "edit", "Recipes/Flat White", "--append", "x", ok=False)
     assert missing.returncode == 1 and "no note" in missing.stderr
+
+
+def test_long_names_are_edited_and_too_long_ones_refused_without_a_traceback(
+    env: dict[str, str], vault: Path
+) -> None:
+    name = "長" * 80  # 243 bytes with .md: the temporary file's name used to pass 255
+    (vault / f"{name}.md").write_text("hi\n", encoding="utf-8")
+    run(env, "note", "edit", f"{name}.md", "--append", "more")
+    assert (vault / f"{name}.md").read_text(encoding="utf-8") == "hi\nmore\n"
+    refused = run(env, "note", "create", "長" * 86, "--body", "x", ok=False)
+    assert refused.returncode == 1 and "255 bytes" in refused.stderr
+    assert "Traceback" not in refused.stderr
+
+
+def test_writes_over_the_size_limit_exit_1_naming_the_setting(
+    env: dict[str, str], vault: Path
+) -> None:
+    small = {**env, "ENGRAM_MAX_FILE_BYTES": "100"}
+    piped = run(small, "note", "create", "Big", "--body", "-", stdin="x" * 500, ok=False)
+    assert piped.returncode == 1 and "max_file_bytes" in piped.stderr
+    given = run(small, "note", "create", "Big", "--body", "x" * 500, ok=False)
+    assert given.returncode == 1 and "max_file_bytes" in given.stderr
+    assert not (vault / "Big.md").exists()

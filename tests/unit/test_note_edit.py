@@ -178,3 +178,21 @@ def test_trash_path_numbers_taken_names() -> None:
     taken = {".trash/A/Note.md", ".trash/A/Note 2.md"}
     assert names.trash_path("B/Note.md", taken.__contains__) == ".trash/B/Note.md"
     assert names.trash_path("A/Note.md", taken.__contains__) == ".trash/A/Note 3.md"
+
+
+@pytest.mark.parametrize("use_regex", [False, True])
+def test_find_replace_refuses_a_result_over_the_limit_without_building_it(use_regex: bool) -> None:
+    """100,000 x replaced by 100,000 y each is 10 GB: refused using a few MB at most."""
+    import tracemalloc
+
+    text = "x" * 100_000
+    tracemalloc.start()
+    try:
+        with pytest.raises(InvalidInputError, match="max_file_bytes"):
+            edit.find_replace(text, "x", "y" * 100_000, use_regex, limit=1_000_000)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 8_000_000
+    new, n = edit.find_replace(text, "x", "yy", use_regex, limit=200_000)  # right at the limit
+    assert n == 100_000 and len(new) == 200_000

@@ -39,9 +39,22 @@ def _write_options(func: F, precondition: bool) -> F:
     )(func)
 
 
-def text_arg(value: str | None) -> str | None:
-    """The option's text, or standard input for `-`."""
-    return sys.stdin.read() if value == "-" else value
+def text_arg(value: str | None, state: State) -> str | None:
+    """The option's text, or standard input for `-` (at most a note's size limit)."""
+    if value != "-":
+        return value
+    import os
+
+    from engram import config
+
+    limit = config.resolve(os.environ, state.index, state.config_file).max_file_bytes
+    text = sys.stdin.read(limit + 1)
+    if len(text) > limit:
+        raise click.ClickException(
+            f"standard input is over {limit:,} characters: more than a note may hold "
+            "(max_file_bytes)"
+        )
+    return text
 
 
 def parse_props(pairs: tuple[str, ...]) -> dict[str, Any]:
@@ -121,7 +134,7 @@ def create(
 ) -> None:
     """Create a note at PATH (or from --title); an existing file is never overwritten."""
     change = state.engram.note_create(
-        path, title=title, folder=folder, body=text_arg(body) or "",
+        path, title=title, folder=folder, body=text_arg(body, state) or "",
         frontmatter=parse_props(props) or None, dry_run=dry_run, collection=collection,
     )  # fmt: skip
     show(change, as_json)
@@ -162,8 +175,8 @@ def edit(
     """Edit NOTE (a path, name, title or alias): properties, find/replace, a section,
     prepend, append, applied in that order."""
     change = state.engram.note_edit(
-        note_ref, append=text_arg(append), prepend=text_arg(prepend), heading=heading,
-        section=text_arg(section), find=find, replace=replacement, regex=regex, count=count,
+        note_ref, append=text_arg(append, state), prepend=text_arg(prepend, state), heading=heading,
+        section=text_arg(section, state), find=find, replace=replacement, regex=regex, count=count,
         properties=parse_props(props) or None, remove_properties=unset,
         expected_hash=expected_hash, dry_run=dry_run, collection=collection,
     )  # fmt: skip

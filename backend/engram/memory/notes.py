@@ -1,6 +1,7 @@
 """Reading and writing notes inside a vault without ever losing anybody's words.
 
-Every write names the hash of the version it was computed from. If the file changed since,
+Every write names the hash of the version it was computed from and goes through the journaled
+writer (`vault.journal`): all or nothing, even across a crash. If the file changed since,
 the new text goes to a conflict copy `<name> (conflict YYYY-MM-DD HHMMSS).md` beside it and
 ConflictError says where: both versions survive, nothing is overwritten. Generated notes
 (daily notes, the ledger) instead re-read and re-merge, because their merge keeps the other
@@ -10,21 +11,15 @@ writer's text anyway.
 from __future__ import annotations
 
 import datetime as dt
-import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from engram.errors import ConflictError
-from engram.vault.fsio import (
-    UnsafePathError,
-    atomic_write_text,
-    decode,
-    is_binary,
-    safe_join,
-    sha256_hex,
-)
+from engram.errors import ConflictError, InvalidInputError
+from engram.vault import journal
+from engram.vault.fsio import UnsafePathError, decode, is_binary, safe_join, sha256_hex
+from engram.vault.names import fit_name
 
 BOM = "\ufeff"
 CONFLICT_NAME = re.compile(r" \(conflict \d{4}-\d{2}-\d{2} \d{6}(?: \d+)?\)$")
@@ -61,9 +56,12 @@ def is_conflict_copy(rel: str) -> bool:
 class Notes:
     """Notes of one vault, addressed by vault-relative POSIX paths."""
 
-    def __init__(self, root: Path, clock: Callable[[], dt.datetime]) -> None:
+    def __init__(
+        self, root: Path, clock: Callable[[], dt.datetime], max_bytes: int | None = None
+    ) -> None:
         self.root = root
         self.clock = clock
+        self.max_bytes = max_bytes  # the largest note a write may produce
 
     def path(self, rel: str) -> Path:
         """The file for a vault-relative path; refuses paths that leave the vault."""
@@ -98,18 +96,39 @@ class Notes:
         """True when the file exists."""
         return self.path(rel).exists()
 
-    def write(self, rel: str, text: str, expected: str, bom: bool = False) -> str:
-        """Write `text` if the file still has hash `expected` ("" = must not exist).
+    def write(
+        self, rel: str, text: str, expected: str, bom: bool = False, to: str | None = None
+    ) -> str:
+        """Write `text` if the file still has hash `expected` ("" = must not exist); with
+        `to` (a free path, see `destination`) the note moves there in the same write.
 
         On a mismatch the text goes to a conflict copy and NoteConflict is raised.
         """
-        target = self.path(rel)
+        data = self._encode(rel, text, bom)
+        change = journal.Change(rel, data, expected)
+        if to is not None and to != rel:
+            change = journal.Change(to, data, expected, source=rel)
         try:
-            return atomic_write_text(target, (BOM if bom else "") + text, expected)
+            self.commit([change], f"write {rel}")
         except ConflictError:
             copy = self.conflict_name(rel)
-            atomic_write_text(self.path(copy), text, "")
+            self.commit([journal.Change(copy, text.encode("utf-8"), "")], f"conflict copy {rel}")
             raise NoteConflict(rel, copy) from None
+        return sha256_hex(data)
+
+    def commit(self, changes: list[journal.Change], label: str) -> None:
+        """Several changes at once, all or none (`vault.journal`); ConflictError as is."""
+        journal.commit(self.root, changes, label)
+
+    def commit_one(self, rel: str, text: str, expected: str, bom: bool = False) -> str:
+        """Write one note if it still has hash `expected`; ConflictError (no copy) if not."""
+        change = self.change(rel, text, expected, bom)
+        self.commit([change], f"write {rel}")
+        return sha256_hex(change.data or b"")
+
+    def change(self, rel: str, text: str, expected: str, bom: bool = False) -> journal.Change:
+        """One note's new text, for `commit` (size checked)."""
+        return journal.Change(rel, self._encode(rel, text, bom), expected)
 
     def merge(self, rel: str, build: Callable[[str | None], str]) -> str | None:
         """Re-read, rebuild and write until no one else wrote in between; None if unchanged."""
@@ -118,12 +137,13 @@ class Notes:
             new = build(current.text if current else None)
             if current is not None and new == current.text:
                 return None
+            expected = current.sha256 if current else ""
+            change = self.change(rel, new, expected, current.bom if current else False)
             try:
-                expected = current.sha256 if current else ""
-                bom = current.bom if current else False
-                return atomic_write_text(self.path(rel), (BOM if bom else "") + new, expected)
+                self.commit([change], f"write {rel}")
             except ConflictError:
                 continue
+            return sha256_hex(change.data or b"")
         raise ConflictError(f"{rel} keeps changing; try again in a moment")
 
     def free_name(self, folder: str, name: str) -> str:
@@ -132,39 +152,40 @@ class Notes:
         rel = f"{folder}/{name}"
         n = 2
         while self.exists(rel):
-            rel = f"{folder}/{stem}-{n}{suffix}"
+            rel = f"{folder}/{fit_name(stem, f'-{n}{suffix}')}"
             n += 1
         return rel
 
     def move(self, rel: str, new_rel: str, expected: str) -> str:
         """Move a note (no overwrite) if it still has hash `expected`; return where it went."""
-        source = self.path(rel)
-        current = self.read(rel)
-        if current is None or current.sha256 != expected:
-            raise ConflictError(f"{rel} changed since it was read; not moved")
         folder, name = new_rel.rsplit("/", 1)
-        new_rel = self.free_name(folder, name)
-        target = self.path(new_rel)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            os.link(source, target)  # fails instead of overwriting; then drop the old name
-        except FileExistsError:
-            raise ConflictError(f"{new_rel} appeared while moving {rel}; not moved") from None
-        except OSError:  # no hard links on this file system
-            if target.exists():
-                raise ConflictError(f"{new_rel} exists; {rel} not moved") from None
-            os.rename(source, target)
-            return new_rel
-        source.unlink()
-        return new_rel
+        target = self.free_name(folder, name)
+        self.commit([journal.Change(target, None, expected, source=rel)], f"move {rel}")
+        return target
+
+    def destination(self, rel: str, folder: str) -> str:
+        """Where `rel` goes in `folder`: its own name, numbered when taken."""
+        name = PurePosixPath(rel).name
+        return rel if str(PurePosixPath(rel).parent) == folder else self.free_name(folder, name)
+
+    def _encode(self, rel: str, text: str, bom: bool) -> bytes:
+        data = ((BOM if bom else "") + text).encode("utf-8")
+        if self.max_bytes is not None and len(data) > self.max_bytes:
+            raise InvalidInputError(
+                f"{rel} would be {len(data):,} bytes, over the {self.max_bytes:,}-byte limit "
+                "for a note (max_file_bytes)",
+                "write less, or raise max_file_bytes in the config file",
+            )
+        return data
 
     def conflict_name(self, rel: str) -> str:
         """A free `<name> (conflict YYYY-MM-DD HHMMSS).md` beside `rel`."""
         path = PurePosixPath(rel)
         stamp = self.clock().astimezone(dt.UTC).strftime("%Y-%m-%d %H%M%S")
-        base = f"{path.stem} (conflict {stamp})"
-        candidate, n = path.with_name(f"{base}{path.suffix}"), 2
+        candidate = path.with_name(fit_name(path.stem, f" (conflict {stamp}){path.suffix}"))
+        n = 2
         while self.exists(candidate.as_posix()):
-            candidate = path.with_name(f"{path.stem} (conflict {stamp} {n}){path.suffix}")
+            tail = f" (conflict {stamp} {n}){path.suffix}"
+            candidate = path.with_name(fit_name(path.stem, tail))
             n += 1
         return candidate.as_posix()

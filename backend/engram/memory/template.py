@@ -13,7 +13,7 @@ from pathlib import Path
 
 from engram.errors import ConflictError
 from engram.memory.model import FACT_TYPES
-from engram.vault.fsio import atomic_write_text
+from engram.memory.notes import Notes
 
 TEMPLATE_NAME = "new-fact.md"
 DEFAULT_FOLDER = "Templates"
@@ -52,10 +52,10 @@ def templates_folder(vault_root: Path, config_dir: str) -> tuple[str, str]:
     return folder, f"{config_dir}/templates.json"
 
 
-def write_template(path: Path) -> str:
+def write_template(notes: Notes, rel: str) -> str:
     """Write the template unless a file is there: "written", or "kept" (never overwritten)."""
     try:
-        atomic_write_text(path, TEMPLATE, "")
+        notes.commit_one(rel, TEMPLATE, "")
     except ConflictError:
         return "kept"
     return "written"

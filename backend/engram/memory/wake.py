@@ -17,7 +17,7 @@ from typing import Any
 
 from engram.memory import ledger
 from engram.memory.model import Fact, iso
-from engram.vault.fsio import atomic_write_text
+from engram.vault.atomic import write_file
 
 STATE_DIR = ".engram"
 LAST = "last-checkpoint.json"
@@ -145,12 +145,12 @@ def save_checkpoint(vault_root: Path, cp: Checkpoint) -> Path:
     """Write the checkpoint and its history copy atomically, raise the dirty flag."""
     folder = state_dir(vault_root)
     text = json.dumps(cp.to_dict(), indent=2, ensure_ascii=False) + "\n"
-    atomic_write_text(folder / LAST, text)
+    write_file(folder / LAST, text.encode("utf-8"))
     history = folder / HISTORY
-    atomic_write_text(history / f"{cp.timestamp:%Y%m%dT%H%M%SZ}.json", text)
+    write_file(history / f"{cp.timestamp:%Y%m%dT%H%M%SZ}.json", text.encode("utf-8"))
     for old in sorted(history.glob("*.json"))[:-KEEP_HISTORY]:
         old.unlink(missing_ok=True)
-    atomic_write_text(folder / DIRTY, iso(cp.timestamp) + "\n")
+    write_file(folder / DIRTY, (iso(cp.timestamp) + "\n").encode("utf-8"))
     return folder / LAST
 
 

@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import logging
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engram import config
 from engram.config import Collection, Settings
-from engram.errors import NotFoundError
+from engram.errors import ConflictError, NotFoundError
 from engram.store.db import Database
+from engram.vault import journal
+from engram.vault.atomic import write_file
+from engram.vault.fsio import sha256_hex
 
 if TYPE_CHECKING:
     from engram.models.protocols import Embedder
-from engram.vault.fsio import atomic_write_text
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -37,13 +43,51 @@ class Core:
         self.settings = settings
         self._db: Database | None = None
         self._embedder = embedder  # tests inject a fake; otherwise loaded on first use
+        self.recovered: list[journal.Recovered] = []  # writes a dead process left, settled
+        if settings.crash_after_renames is not None:
+            journal.crash_after(settings.crash_after_renames)
 
     @property
     def db(self) -> Database:
-        """The index, opened (and migrated) on first use."""
+        """The index, opened (and migrated) on first use; a multi-file write a crashed
+        process left unfinished is then finished or undone (vault.journal)."""
         if self._db is None:
             self._db = Database(self.settings.db_path)
+            self._recover_writes()
         return self._db
+
+    def _recover_writes(self) -> None:
+        touched: dict[str, set[str]] = {}
+        for col in self.settings.collections:
+            try:
+                done = journal.recover(col.path)
+            except OSError as exc:  # an unreadable folder: the doctor reports the journal
+                log.warning("could not check %s for unfinished writes: %s", col.path, exc)
+                continue
+            for r in done:
+                log.warning(
+                    "%s: an interrupted %s was %s (%d files)%s",
+                    col.name,
+                    r.label,
+                    r.outcome,
+                    len(r.paths),
+                    f"; changed since, left as they are: {', '.join(r.changed)}"
+                    if r.changed
+                    else "",
+                )
+                touched.setdefault(col.name, set()).update(r.paths)
+            self.recovered += done
+        if touched:
+            self.update(list(touched), only_paths=touched)
+
+    if TYPE_CHECKING:  # the facade's indexing part (RetrievalMixin) provides it
+
+        def update(
+            self,
+            collections: Iterable[str] = (),
+            progress: Callable[[int, int], None] | None = None,
+            only_paths: dict[str, set[str]] | None = None,
+        ) -> Any: ...
 
     def close(self) -> None:
         """Release the index and anything else this facade opened."""
@@ -74,10 +118,16 @@ class Core:
     def edit_config(self, change: Callable[[dict[str, Any]], None]) -> None:
         """Apply `change` to the config file atomically and reload the settings from it."""
         path = self.settings.config_file
+        before = _sha_of(path)
         raw = config.load_config_file(path)
         change(raw)
         fresh = config.from_raw(raw)  # validate before writing
-        atomic_write_text(path, config.dump_config(raw))
+        try:  # another command may have changed the file since: never undo its change
+            write_file(path, config.dump_config(raw).encode("utf-8"), before)
+        except ConflictError:
+            raise ConflictError(
+                f"{path} changed while this command ran; nothing was written", "run it again"
+            ) from None
         self.settings = replace(
             self.settings,
             collections=fresh.collections,
@@ -99,3 +149,11 @@ class Core:
                 if prefix == "/" or full == prefix or full.startswith(prefix + "/"):
                     parts.append(text)
         return "\n".join(parts) or None
+
+
+def _sha_of(path: Path) -> str:
+    """The file's hash, "" when there is none (what `write_file` expects)."""
+    try:
+        return sha256_hex(path.read_bytes())
+    except FileNotFoundError:
+        return ""

@@ -17,7 +17,7 @@ from engram.memory import adopt, daily, props
 from engram.memory import format as fmt
 from engram.memory.inputs import tier_bounds
 from engram.memory.model import Fact, utc_now
-from engram.memory.notes import BOM, Notes
+from engram.memory.notes import Notes
 from engram.memory.results import VaultInfo
 from engram.memory.template import TEMPLATE_NAME, templates_folder, write_template
 from engram.service.retrieval import RetrievalMixin
@@ -26,7 +26,6 @@ from engram.store import facts as facts_store
 from engram.store import sync as sync_store
 from engram.store.search import content_text
 from engram.sync.outbox import queue_fact
-from engram.vault.fsio import atomic_write_text
 from engram.vault.parse import split_frontmatter
 
 _NAME = re.compile(r"^[\w][\w.-]*$")
@@ -90,7 +89,7 @@ class MemoryMixin(RetrievalMixin):
         v = self._vault(name)
         v.notes.path(v.facts_root).mkdir(parents=True, exist_ok=True)
         rel = f"{v.templates}/{TEMPLATE_NAME}"
-        status = write_template(v.notes.path(rel)) if template else "not written"
+        status = write_template(v.notes, rel) if template else "not written"
         if index:
             self.update([name])
         return VaultInfo(
@@ -127,7 +126,7 @@ class MemoryMixin(RetrievalMixin):
             )
         root = self.require_collection(v.name).path.resolve()
         folder, _ = templates_folder(root, v.config_dir)
-        notes = Notes(root, self.clock)
+        notes = Notes(root, self.clock, self.settings.max_file_bytes)
         return VaultCtx(v.name, root, v.facts_root, v.config_dir, folder, notes, v.sync is not None)
 
     def update(
@@ -210,7 +209,7 @@ class MemoryMixin(RetrievalMixin):
                 new = adopt.adopt_text(note.text, rel, title, mtime)
                 if new is None or new == note.text:
                     continue
-                atomic_write_text(v.notes.path(rel), (BOM if note.bom else "") + new, sha)
+                v.notes.commit_one(rel, new, sha, note.bom)
             except (ConflictError, InvalidInputError):
                 continue
             written.add(rel)

@@ -5,11 +5,11 @@ from __future__ import annotations
 import datetime as dt
 import functools
 from collections.abc import Callable, Iterable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 from typing import Any
 
-from engram.errors import InvalidInputError, NotFoundError
+from engram.errors import ConflictError, InvalidInputError, NotFoundError
 from engram.memory import adopt, inputs, ledger, props
 from engram.memory import format as fmt
 from engram.memory.infer import infer_importance, infer_type
@@ -27,11 +27,13 @@ from engram.memory.model import (
     normalize_text,
     title_from_text,
 )
+from engram.memory.notes import MERGE_ATTEMPTS, NoteText
 from engram.memory.ranking import next_state
 from engram.memory.results import LifecycleChange, SupersedeResult
 from engram.service.memory import MemoryMixin, VaultCtx
 from engram.store import admin
 from engram.store import facts as facts_store
+from engram.vault.fsio import sha256_hex
 
 
 class MemoryWriteMixin(MemoryMixin):
@@ -81,15 +83,16 @@ class MemoryWriteMixin(MemoryMixin):
             contradicts_with=tuple(dict.fromkeys(str(o["id"]) for o in others)),
         )
         rel = v.notes.free_name(folder_for(kind, v.facts_root), file_name(fact.title, fid))
-        sha = v.notes.write(rel, fmt.render(fact), "")
-        self._commit(v, {rel}, fid, sha)
-        self._record(v, replace(fact, path=rel))
+        if old is None and not others:
+            sha = v.notes.write(rel, fmt.render(fact), "")
+            self._commit(v, {rel}, fid, sha)
+            self._record(v, replace(fact, path=rel))
+            return self.fact_get(fid, v.name)
+        # the new note and the notes it supersedes or contradicts change together, or none do
+        edits = [(o, _contradicted_by(fid)) for o in others]
         if old is not None:
-            self._rewrite(v, old, lambda f: replace(f, superseded_by=fid, lifecycle="merged"))
-        for other in others:
-            self._rewrite(
-                v, other, lambda f: replace(f, contradicts_with=plus(f.contradicts_with, fid))
-            )
+            edits.insert(0, (old, lambda f: replace(f, superseded_by=fid, lifecycle="merged")))
+        self._rewrite_together(v, edits, replace(fact, path=rel))
         return self.fact_get(fid, v.name)
 
     def fact_update(
@@ -191,10 +194,14 @@ class MemoryWriteMixin(MemoryMixin):
             new_row = self._fact_row(v, str(by))
             if new_row["id"] == old_row["id"]:
                 raise InvalidInputError("a fact cannot supersede itself")
-            new = self._rewrite(v, new_row, lambda f: replace(f, supersedes=old_row["id"]))
-            self._rewrite(
-                v, old_row, lambda f: replace(f, superseded_by=new.id, lifecycle="merged")
-            )
+            new_id = str(new_row["id"])
+            new = self._rewrite_together(
+                v,
+                [
+                    (new_row, lambda f: replace(f, supersedes=old_row["id"])),
+                    (old_row, lambda f: replace(f, superseded_by=new_id, lifecycle="merged")),
+                ],
+            )[0]
         return SupersedeResult(self.fact_get(old_row["id"], v.name), new)
 
     def fact_from_note(
@@ -268,6 +275,58 @@ class MemoryWriteMixin(MemoryMixin):
 
         The write names the hash of the version read: a concurrent edit gets a conflict copy.
         """
+        e = self._edit(v, row, mutate, move_to, touch)
+        if isinstance(e, Fact):
+            return e
+        sha = e.note.sha256
+        if e.text != e.note.text or e.where != e.rel:
+            sha = v.notes.write(e.rel, e.text, e.note.sha256, e.note.bom, to=e.where)
+        self._commit(v, {e.rel, e.where}, e.fact.id, sha)
+        fact = self.fact_get(e.fact.id, v.name)
+        self._record(v, fact)
+        return fact
+
+    def _rewrite_together(
+        self,
+        v: VaultCtx,
+        edits: list[tuple[Any, Callable[[Fact], Fact]]],
+        created: Fact | None = None,
+    ) -> list[Fact]:
+        """`_rewrite` several fact notes (and create `created`) in one all-or-nothing write;
+        a note someone changed meanwhile is read again and the write made again."""
+        for _ in range(MERGE_ATTEMPTS):
+            planned = [self._edit(v, row, mutate) for row, mutate in edits]
+            by_fact = [
+                (e.fact.id, v.notes.change(e.rel, e.text, e.note.sha256, e.note.bom))
+                for e in planned
+                if isinstance(e, _Edit) and e.text != e.note.text
+            ]
+            if created is not None:
+                by_fact.append((created.id, v.notes.change(created.path, fmt.render(created), "")))
+            try:
+                v.notes.commit([c for _, c in by_fact], f"fact write ({len(by_fact)} notes)")
+            except ConflictError:
+                continue
+            break
+        else:
+            raise ConflictError("the notes keep changing; nothing was written, try again")
+        marks = [(fid, sha256_hex(c.data or b"")) for fid, c in by_fact]
+        self._commit_many(v, {c.path for _, c in by_fact}, marks)
+        facts = [
+            self.fact_get(e.fact.id if isinstance(e, _Edit) else e.id, v.name) for e in planned
+        ]
+        self._record(v, *([created] if created else []), *facts)
+        return facts
+
+    def _edit(
+        self,
+        v: VaultCtx,
+        row: Any,
+        mutate: Callable[[Fact], Fact],
+        move_to: str | None = None,
+        touch: bool = True,
+    ) -> _Edit | Fact:
+        """The new text of a fact note (or the fact, when nothing would change)."""
         rel = str(row["path"])
         note = v.notes.read(rel)
         if note is None:
@@ -288,14 +347,8 @@ class MemoryWriteMixin(MemoryMixin):
         text = props.edit(note.text, fmt.changes_for(new, data))
         if new.text != current.text:
             text = fmt.with_body(text, new.text)
-        sha = v.notes.write(rel, text, note.sha256, note.bom) if text != note.text else note.sha256
-        touched = {rel}
-        if moving:
-            touched.add(v.notes.move(rel, f"{move_to}/{PurePosixPath(rel).name}", sha))
-        self._commit(v, touched, new.id, sha)
-        fact = self.fact_get(new.id, v.name)
-        self._record(v, fact)
-        return fact
+        where = v.notes.destination(rel, move_to) if moving and move_to else rel
+        return _Edit(rel, where, new, note, text)
 
     def _commit(self, v: VaultCtx, rels: set[str], fact_id: str, sha: str) -> None:
         """Index notes Engram just wrote, remembering the hash so it is not taken for a
@@ -303,6 +356,14 @@ class MemoryWriteMixin(MemoryMixin):
         self._mark(fact_id, sha)
         self._index(v, rels)
         self._mark(fact_id, sha)
+
+    def _commit_many(self, v: VaultCtx, rels: set[str], marks: list[tuple[str, str]]) -> None:
+        """`_commit` for several facts written together."""
+        for fact_id, sha in marks:
+            self._mark(fact_id, sha)
+        self._index(v, rels)
+        for fact_id, sha in marks:
+            self._mark(fact_id, sha)
 
     def _mark(self, fact_id: str, sha: str) -> None:
         with self.db.write() as conn:
@@ -342,11 +403,26 @@ class MemoryWriteMixin(MemoryMixin):
         return link.text, tuple(dict.fromkeys(x.target for x in link.links))
 
 
+@dataclass(frozen=True)
+class _Edit:
+    """A fact note's planned new text: where it is, where it goes, the fact it will say."""
+
+    rel: str
+    where: str
+    fact: Fact
+    note: NoteText
+    text: str
+
+
 def _fold(old: str | None, obs: list[ledger.Observation], day: dt.date) -> str:
     text = old
     for one in obs:
         text = ledger.merge(text, one, day)
     return text or ""
+
+
+def _contradicted_by(fid: str) -> Callable[[Fact], Fact]:
+    return lambda f: replace(f, contradicts_with=plus(f.contradicts_with, fid))
 
 
 def _set_state(state: str) -> Callable[[Fact], Fact]:

@@ -2,7 +2,7 @@
 
 Every operation reads the file, checks the caller's `expected_hash` (a full sha256 or a
 docid prefix of at least 6 hex digits), computes the new text with the pure functions of
-`vault.edit`, and either returns the diff (`dry_run`) or writes through `vault.batch.commit`
+`vault.edit`, and either returns the diff (`dry_run`) or writes through `vault.journal.commit`
 (locked, atomic, precondition re-checked, all-or-nothing). The index and the link graph are
 updated for the touched paths before the method returns. See docs/notes.md.
 """
@@ -17,11 +17,11 @@ from engram.errors import ConflictError, InvalidInputError, NotFoundError
 from engram.memory import props
 from engram.service.notes_base import NoteAccessMixin, exists, plural
 from engram.store import edits as edit_store
-from engram.vault import batch, names, rewrite
 from engram.vault import edit as text_edit
-from engram.vault.batch import Change
+from engram.vault import journal, names, rewrite
 from engram.vault.changes import FileChange, NoteChange, unified
 from engram.vault.fsio import sha256_hex
+from engram.vault.journal import Change
 from engram.vault.resolve import LinkIndex, link_key, resolve
 from engram.vault.spans import link_spans
 
@@ -57,11 +57,11 @@ class NoteWriteMixin(NoteAccessMixin):
         if exists(self._vault_file(col, rel)):
             raise ConflictError(f"{rel} already exists", "edit it with note edit, or pick a path")
         text = _new_text(body, frontmatter)
-        data = text.encode("utf-8")
+        data = self._bounded(rel, text.encode("utf-8"))
         sha = sha256_hex(data)
         change = FileChange("create", rel, None, None, sha, unified(None, text, rel, rel))
         if not dry_run:
-            batch.commit(col.path, [Change(rel, data, "")])
+            journal.commit(col.path, [Change(rel, data, "")], f"note create {rel}")
             self._reindex(col, {rel})
         return NoteChange("create", col.name, rel, None, sha, dry_run, True, (change,))
 
@@ -108,7 +108,8 @@ class NoteWriteMixin(NoteAccessMixin):
             new = props.edit(new, changes)
         replacements = None
         if find is not None and replace is not None:
-            new, replacements = text_edit.find_replace(new, find, replace, regex, count)
+            limit = self.settings.max_file_bytes
+            new, replacements = text_edit.find_replace(new, find, replace, regex, count, limit)
         if section is not None and heading is not None:
             new = text_edit.replace_section(new, heading, section)
         in_section = heading is not None and section is None
@@ -176,7 +177,9 @@ class NoteWriteMixin(NoteAccessMixin):
             "trash", trash, rel, snap.sha256, snap.sha256, unified("", "", rel, trash)
         )
         if not dry_run:
-            batch.commit(col.path, [Change(trash, None, snap.sha256, source=rel)])
+            journal.commit(
+                col.path, [Change(trash, None, snap.sha256, source=rel)], f"note delete {rel}"
+            )
             self._reindex(col, {rel})
         return NoteChange(
             "delete", col.name, trash, rel, snap.sha256, dry_run, True, (change,),

@@ -12,10 +12,11 @@ from engram.config import Collection
 from engram.errors import ConflictError, InvalidInputError, NotFoundError
 from engram.service.graph import GraphMixin
 from engram.store import links as link_store
-from engram.vault import batch, names
-from engram.vault.batch import Change, Snapshot
+from engram.vault import atomic, journal, names
+from engram.vault.atomic import Snapshot
 from engram.vault.changes import FileChange, NoteChange, unified
 from engram.vault.fsio import UnsafePathError, safe_join, sha256_hex
+from engram.vault.journal import Change
 from engram.vault.resolve import LinkIndex, resolve
 from engram.vault.scan import hidden_or_ignored_dir
 
@@ -92,7 +93,7 @@ class NoteAccessMixin(GraphMixin):
         self, col: Collection, rel: str, expected: str | None, editable: bool
     ) -> Snapshot:
         try:
-            snap = batch.snapshot(self._vault_file(col, rel))
+            snap = atomic.snapshot(self._vault_file(col, rel))
         except (FileNotFoundError, NotADirectoryError):
             raise NotFoundError(f"no file {rel} in {col.name}") from None
         except IsADirectoryError:
@@ -115,7 +116,7 @@ class NoteAccessMixin(GraphMixin):
         replacements: int | None = None,
     ) -> NoteChange:
         changed = after != before
-        data = snap.encode(after)
+        data = self._bounded(rel, snap.encode(after))
         sha = sha256_hex(data) if changed else snap.sha256
         files = (
             (FileChange("modify", rel, None, snap.sha256, sha, unified(before, after, rel, rel)),)
@@ -123,11 +124,22 @@ class NoteAccessMixin(GraphMixin):
             else ()
         )
         if changed and not dry_run:
-            batch.commit(col.path, [Change(rel, data, snap.sha256)])
+            journal.commit(col.path, [Change(rel, data, snap.sha256)], f"note {operation} {rel}")
             self._reindex(col, {rel})
         return NoteChange(
             operation, col.name, rel, None, sha, dry_run, changed, files, replacements
         )
+
+    def _bounded(self, rel: str, data: bytes) -> bytes:
+        """`data`, unless it is larger than a note may be (InvalidInputError)."""
+        limit = self.settings.max_file_bytes
+        if len(data) > limit:
+            raise InvalidInputError(
+                f"{rel} would be {len(data):,} bytes, over the {limit:,}-byte limit for a note "
+                "(max_file_bytes)",
+                "write less at a time, or raise max_file_bytes in the config file",
+            )
+        return data
 
     def _reindex(self, col: Collection, paths: Iterable[str]) -> None:
         """Index the touched paths now, so search and the graph see the write at once."""

@@ -4,7 +4,7 @@ The index says which links point at the note (and which links the new name could
 `vault.relink` rewrites exactly those, keeping each link's style. Before planning, the
 collection is brought up to date, and every note to rewrite must still be the version the
 index holds (a stale one is re-indexed and the plan made again), so link positions come from
-the text being rewritten. All files change together or none do (`vault.batch.commit`).
+the text being rewritten. All files change together or none do (`vault.journal.commit`).
 """
 
 from __future__ import annotations
@@ -18,10 +18,11 @@ from engram.service.notes import NoteWriteMixin
 from engram.service.notes_base import exists, is_dir, plural
 from engram.service.notes_preview import DiskView, SourceLinks, disk_view, links_on_disk
 from engram.store import edits as edit_store
-from engram.vault import batch, names
-from engram.vault.batch import Change, Snapshot
+from engram.vault import journal, names
+from engram.vault.atomic import Snapshot
 from engram.vault.changes import FileChange, NoteChange, unified
 from engram.vault.fsio import sha256_hex
+from engram.vault.journal import Change
 from engram.vault.relink import StoredLink, relink
 from engram.vault.resolve import LinkIndex, link_key
 
@@ -71,7 +72,7 @@ class NoteMoveMixin(NoteWriteMixin):
         total = sum(f.links for f in files)
         touched = sum(1 for f in files if f.links)
         if not dry_run:
-            batch.commit(col.path, changes)
+            journal.commit(col.path, changes, f"note move {old} -> {new}")
             self._reindex(col, {old, new, *(f.path for f in files)})
         return NoteChange(
             "move",
@@ -143,7 +144,7 @@ class NoteMoveMixin(NoteWriteMixin):
             if source == old:
                 moved_text, moved_links = (text, n) if n else (None, 0)
             elif n:
-                written = current.encode(text)
+                written = self._bounded(source, current.encode(text))
                 changes.append(Change(source, written, current.sha256))
                 diff = unified(current.text, text, source, source)
                 files.append(
@@ -151,7 +152,7 @@ class NoteMoveMixin(NoteWriteMixin):
                 )
         if stale:
             return stale
-        data = snap.encode(moved_text) if moved_text is not None else None
+        data = None if moved_text is None else self._bounded(new, snap.encode(moved_text))
         changes.append(Change(new, data, snap.sha256, source=old))
         before = snap.text if snap.text is not None else ""
         diff = unified(before, moved_text if moved_text is not None else before, old, new)

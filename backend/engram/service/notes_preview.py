@@ -18,7 +18,7 @@ from engram.config import Collection
 from engram.store import documents as docs
 from engram.store import edits as edit_store
 from engram.store import links as link_store
-from engram.vault.batch import Snapshot
+from engram.vault.atomic import Snapshot
 from engram.vault.relink import StoredLink
 from engram.vault.resolve import LinkIndex, link_key, resolve
 from engram.vault.scan import scan

@@ -22,14 +22,14 @@ from engram.errors import ConflictError
 from engram.memory import format as fmt
 from engram.memory import props
 from engram.memory.model import Fact, file_name, folder_for, iso
-from engram.memory.notes import BOM
 from engram.store import facts as facts_store
 from engram.store import sync as sync_store
 from engram.store.search import content_text
 from engram.store.sync import Op
 from engram.sync.outbox import queue_fact
 from engram.sync.payload import content_hash, fact_of, merge, normalized, payload_of, remote_fields
-from engram.vault.fsio import atomic_write_text
+from engram.vault.fsio import sha256_hex as content_sha
+from engram.vault.journal import Change
 from engram.vault.parse import split_frontmatter
 
 if TYPE_CHECKING:
@@ -265,12 +265,9 @@ class VaultSync:
             merged = normalized(result.payload)
             applied.append(self._apply(fid, rel, note, data, merged, version, theirs_hash))
             return {"merged": 1, "updated": 1}
-        copy = self._copy(rel, note.text, note.bom)
-        try:
-            applied.append(self._apply(fid, rel, note, data, theirs, version, theirs_hash))
-        except _Raced:
-            v.notes.path(copy).unlink(missing_ok=True)
-            raise
+        copy = v.notes.conflict_name(rel)  # the local version, saved in the same write
+        keep = v.notes.change(copy, note.text, "", note.bom)
+        applied.append(self._apply(fid, rel, note, data, theirs, version, theirs_hash, keep=keep))
         self._conflict(fid, rel, copy, list(result.conflicts))
         return {"conflicts": 1, "updated": 1}
 
@@ -284,27 +281,30 @@ class VaultSync:
         version: int,
         agreed_hash: str,
         deleted: bool = False,
+        keep: Change | None = None,
     ) -> Fact:
         """Make an existing note say `payload` (its other properties and bytes kept), move it
-        to its type's folder if its type changed, record the agreed state and index it."""
+        to its type's folder if its type changed (and write `keep`, a conflict copy, in the
+        same all-or-nothing write), record the agreed state and index it."""
         fact = fact_of(payload, rel)
         text = props.edit(note.text, fmt.changes_for(fact, data))
         if fact.text != fmt.from_props(data, props.read(note.text)[1]).text:
             text = fmt.with_body(text, fact.text)
-        sha = note.sha256
-        if text != note.text:
-            try:
-                sha = atomic_write_text(
-                    self.v.notes.path(rel), (BOM if note.bom else "") + text, note.sha256
-                )
-            except ConflictError:
-                raise _Raced from None
         where = rel
         old_type = fmt.fact_type(data.get("factType", data.get("type")))
         folder = str(PurePosixPath(rel).parent)
         if fact.fact_type != old_type and folder == folder_for(old_type, self.v.facts_root):
-            new_folder = folder_for(fact.fact_type, self.v.facts_root)
-            where = self.v.notes.move(rel, f"{new_folder}/{PurePosixPath(rel).name}", sha)
+            where = self.v.notes.destination(rel, folder_for(fact.fact_type, self.v.facts_root))
+        change = self.v.notes.change(where, text, note.sha256, note.bom)
+        if where != rel:
+            change = replace(change, source=rel)
+        changes = [c for c in (change, keep) if c is not None]
+        if text != note.text or where != rel or keep is not None:
+            try:
+                self.v.notes.commit(changes, f"sync {rel}")
+            except ConflictError:
+                raise _Raced from None
+        sha = content_sha(change.data or b"") if text != note.text else note.sha256
         self._agree(fid, version, agreed_hash, payload, where, deleted)
         self.eng._commit(self.v, {rel, where}, fid, sha)
         return replace(fact, path=where)
@@ -315,7 +315,7 @@ class VaultSync:
         folder = folder_for(fact.fact_type, self.v.facts_root)
         rel = self.v.notes.free_name(folder, file_name(fact.title, fid))
         try:
-            sha = atomic_write_text(self.v.notes.path(rel), fmt.render(fact), "")
+            sha = self.v.notes.commit_one(rel, fmt.render(fact), "")
         except ConflictError:
             raise _Raced from None
         self._agree(fid, version, digest, payload, rel)
@@ -339,7 +339,7 @@ class VaultSync:
     def _copy(self, rel: str, text: str, bom: bool) -> str:
         """Save a version beside the note as `<name> (conflict ...).md`."""
         copy = self.v.notes.conflict_name(rel)
-        atomic_write_text(self.v.notes.path(copy), (BOM if bom else "") + text, "")
+        self.v.notes.commit_one(copy, text, "", bom)
         return copy
 
     def _conflict(self, fid: str, rel: str, copy: str, fields: list[str]) -> None:

@@ -19,6 +19,7 @@ from engram.service.model_health import ModelHealthMixin
 from engram.store import admin, vectors
 from engram.store import documents as docs
 from engram.store.db import driver_info
+from engram.vault import journal
 
 
 class UpkeepMixin(ModelHealthMixin):
@@ -162,6 +163,7 @@ class UpkeepMixin(ModelHealthMixin):
                 None if fts is None else "delete the index file and run engram update",
             )
         )
+        checks += self._write_checks()
         warned = admin.documents_with_warnings(conn, limit=5)
         if warned:
             listed = ", ".join(f"{r[0]}/{r[1]}" for r in warned)
@@ -174,6 +176,50 @@ class UpkeepMixin(ModelHealthMixin):
                 )
             )
         return checks
+
+    def _write_checks(self) -> list[Check]:
+        """Interrupted writes: settled when the index opened, still open, temp files left."""
+        out = [
+            Check(
+                "interrupted write",
+                "warn" if r.changed or r.kept else "ok",
+                f"{r.label}: {r.outcome} when Engram started ({len(r.paths)} files)"
+                + (
+                    f"; changed since, left as they are: {', '.join(r.changed)}"
+                    if r.changed
+                    else ""
+                )
+                + (f"; unknown temporary files kept: {', '.join(r.kept)}" if r.kept else ""),
+                "compare those files with what you expect" if r.changed or r.kept else None,
+            )
+            for r in self.recovered
+        ]
+        for c in self.settings.collections:
+            if not c.path.is_dir():
+                continue
+            running = journal.pending(c.path)
+            if running:
+                out.append(
+                    Check(
+                        f"unfinished writes in {c.name}",
+                        "warn",
+                        "; ".join(running[:5]),
+                        "another Engram process is writing; if none is, run any engram command "
+                        f"to finish or undo them (journal: {c.path / journal.JOURNAL_DIR})",
+                    )
+                )
+            temps = journal.leftover_temps(c.path)
+            if temps:
+                out.append(
+                    Check(
+                        f"temporary files in {c.name}",
+                        "warn",
+                        ", ".join(temps[:5]) + (" ..." if len(temps) > 5 else ""),
+                        "left by an interrupted write; they hold no note of their own: delete "
+                        "them (no Engram process must be writing)",
+                    )
+                )
+        return out
 
     def bench(
         self,

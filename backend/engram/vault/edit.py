@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from engram.errors import InvalidInputError, NotFoundError
 
@@ -186,15 +187,22 @@ def prepend_to_section(text: str, heading: str, content: str) -> str:
 
 
 def find_replace(
-    text: str, find: str, replacement: str, use_regex: bool = False, count: int = 0
+    text: str,
+    find: str,
+    replacement: str,
+    use_regex: bool = False,
+    count: int = 0,
+    limit: int | None = None,
 ) -> tuple[str, int]:
     """(new text, number of replacements): exact text, or a regular expression (multiline;
-    `\\1` and `\\g<name>` in the replacement). `count` > 0 limits the replacements."""
+    `\\1` and `\\g<name>` in the replacement). `count` > 0 limits the replacements. A result
+    longer than `limit` characters is refused before it is built (InvalidInputError)."""
     if not find:
         raise InvalidInputError("the text to find is empty")
     if not use_regex:
         found = text.count(find)
         n = found if count <= 0 else min(count, found)
+        _bounded(len(text) + n * (len(replacement) - len(find)), limit)
         return (text.replace(find, replacement, n) if n else text), n
     import regex  # loaded only for a regular-expression edit (every command imports this module)
 
@@ -202,8 +210,16 @@ def find_replace(
         pattern = regex.compile(find, regex.MULTILINE | regex.VERSION0)
     except regex.error as exc:
         raise InvalidInputError(f"invalid regular expression: {exc}") from None
+    size = [len(text)]
+
+    def expand(m: Any) -> str:
+        out = str(m.expand(replacement))
+        size[0] += len(out) - len(m.group(0))
+        _bounded(size[0], limit)  # stops the substitution as soon as it grows too large
+        return out
+
     try:
-        new, n = pattern.subn(replacement, text, count=max(count, 0), timeout=REGEX_TIMEOUT)
+        new, n = pattern.subn(expand, text, count=max(count, 0), timeout=REGEX_TIMEOUT)
     except TimeoutError:
         raise InvalidInputError(
             f"the regular expression took over {REGEX_TIMEOUT:g}s on this note; simplify it"
@@ -211,3 +227,12 @@ def find_replace(
     except (regex.error, IndexError) as exc:
         raise InvalidInputError(f"invalid replacement: {exc}") from None
     return new, n
+
+
+def _bounded(size: int, limit: int | None) -> None:
+    if limit is not None and size > limit:
+        raise InvalidInputError(
+            f"the edit would make the note {size:,} characters long, over the limit of "
+            f"{limit:,} (max_file_bytes)",
+            "replace less at a time, or raise max_file_bytes in the config file",
+        )

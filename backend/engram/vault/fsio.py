@@ -1,16 +1,14 @@
-"""File I/O that never damages a note: atomic writes, paths confined to a root, safe reads."""
+"""Reading files safely and keeping paths inside their root (writes: `vault.atomic`)."""
 
 from __future__ import annotations
 
 import hashlib
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from engram.errors import ConflictError, InvalidInputError
+from engram.errors import InvalidInputError
 
-__all__ = ["ConflictError", "UnsafePathError", "atomic_write", "atomic_write_text", "read_note"]
+__all__ = ["UnsafePathError", "read_note"]
 
 BINARY_SNIFF_BYTES = 8192
 
@@ -71,49 +69,3 @@ def safe_join(root: Path, relative: str) -> Path:
     if target != root_real and root_real not in target.parents:
         raise UnsafePathError(f"path escapes the vault: {relative}")
     return target
-
-
-def atomic_write(path: Path, data: bytes, expected_sha256: str | None = None) -> str:
-    """Write bytes atomically (temp file in the same folder, fsync, rename); return the new hash.
-
-    With `expected_sha256`, refuse with ConflictError when the file on disk no longer has that
-    hash ("" means the file must not exist yet).
-    """
-    if expected_sha256 is not None:
-        current = sha256_hex(path.read_bytes()) if path.exists() else ""
-        if current != expected_sha256:
-            raise ConflictError(f"{path.name} changed since it was read; not overwritten")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    mode = path.stat().st_mode & 0o7777 if path.exists() else None
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    _fsync_dir(path.parent)
-    return sha256_hex(data)
-
-
-def atomic_write_text(path: Path, text: str, expected_sha256: str | None = None) -> str:
-    """`atomic_write` for UTF-8 text."""
-    return atomic_write(path, text.encode("utf-8"), expected_sha256)
-
-
-def _fsync_dir(folder: Path) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)

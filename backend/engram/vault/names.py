@@ -81,9 +81,20 @@ def from_title(title: str) -> str:
 def trash_path(rel: str, exists: Callable[[str], bool]) -> str:
     """Where a deleted file goes: `.trash/<its path>`, numbered (`Name 2.md`) when taken."""
     base = f"{TRASH}/{rel}"
-    stem, ext = posixpath.splitext(base)
+    folder, name = posixpath.split(base)
+    stem, ext = posixpath.splitext(name)
     candidate, n = base, 2
     while exists(candidate):
-        candidate = f"{stem} {n}{ext}"
+        candidate = posixpath.join(folder, fit_name(stem, f" {n}{ext}"))
         n += 1
     return candidate
+
+
+def fit_name(stem: str, tail: str, limit: int = MAX_NAME_BYTES) -> str:
+    """`stem + tail`, the stem shortened (whole characters) so the name fits in `limit`
+    bytes: a conflict copy or a numbered twin of a long name must still be a valid name."""
+    room = limit - len(tail.encode("utf-8"))
+    raw = stem.encode("utf-8", "surrogatepass")
+    if len(raw) > room:
+        stem = raw[: max(room, 0)].decode("utf-8", "ignore").rstrip()
+    return stem + tail

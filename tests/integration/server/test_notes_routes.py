@@ -209,3 +209,39 @@ async def test_writes_run_on_the_writer_thread(client: TestClient[Any, Any]) -> 
     engram.note_edit = spy  # type: ignore[method-assign]
     await post(client, "/v1/notes/edit", {"path": "Welcome.md", "append": "x"})
     assert seen and seen[0].startswith("engram-writer")
+
+
+async def test_an_edit_that_would_make_a_huge_note_is_refused_before_it_is_built(
+    client: TestClient[Any, Any], tiny_vault: Path
+) -> None:
+    """A 40 KB request used to answer 160 MB (and an MCP call grew to 23.8 GB)."""
+    await post(client, "/v1/notes", {"path": "Xs.md", "body": "x" * 4_000}, status=201)
+    for regex in (False, True):
+        body = {"path": "Xs.md", "find": "x", "replace": "y" * 40_000, "dryRun": True}
+        resp = await client.post("/v1/notes/edit", json={**body, "regex": regex}, headers=AUTH)
+        assert resp.status == 400, await resp.text()
+        error = (await resp.json())["error"]
+        assert error["code"] == "invalid_input" and "max_file_bytes" in error["message"]
+        assert len(await resp.read()) < 1_000
+    assert (tiny_vault / "Xs.md").read_text() == "x" * 4_000 + "\n"
+
+
+async def test_the_longest_names_a_file_system_allows_can_be_created_edited_moved_deleted(
+    client: TestClient[Any, Any], tiny_vault: Path
+) -> None:
+    """84 x 長 + .md is 255 bytes; the temporary file used to be named after the note."""
+    name = "長" * 84 + ".md"
+    made = await post(client, "/v1/notes", {"path": name, "body": "one"}, status=201)
+    edit = {"path": name, "append": "two", "expectedHash": made["change"]["hash"]}
+    await post(client, "/v1/notes/edit", edit)
+    await post(client, "/v1/notes/move", {"path": name, "to": "Logs/"})
+    assert (tiny_vault / "Logs" / name).read_text() == "one\ntwo\n"
+    await post(client, "/v1/notes/delete", {"path": f"Logs/{name}"})
+    assert (tiny_vault / ".trash" / "Logs" / name).is_file()
+    await post(client, "/v1/notes", {"path": f"Logs/{name}", "body": "again"}, status=201)
+    await post(client, "/v1/notes/delete", {"path": f"Logs/{name}"})  # the trash name is taken
+    trashed = sorted(p.name for p in (tiny_vault / ".trash" / "Logs").iterdir())
+    assert len(trashed) == 2 and all(len(n.encode()) <= 255 for n in trashed)
+    too_long = "長" * 85 + ".md"  # 258 bytes
+    resp = await client.post("/v1/notes", json={"path": too_long, "body": "x"}, headers=AUTH)
+    assert resp.status == 400 and "255 bytes" in (await resp.json())["error"]["message"]

@@ -305,19 +305,20 @@ def test_a_person_saving_while_sync_writes_the_note_loses_nothing(
     edit(a, a.fact_get(fact.id).path, "Lunch is at noon.", "Lunch is at 12:30.")
     a.sync_now()
     rel = b.fact_get(fact.id).path
-    from engram.service import sync_local
+    from engram.vault import journal
 
-    real = sync_local.atomic_write_text
+    real = journal.commit
     raced = []
 
-    def person_saves_first(path: Path, text: str, expected: str) -> str:
+    def person_saves_first(root: Path, changes: list[journal.Change], label: str) -> None:
+        path = root / changes[0].path
         if not raced and path.name == Path(rel).name:
             raced.append(path)
             old = path.read_text(encoding="utf-8")
             path.write_text(old.replace("Bring your own cup.", "Bring a mug."), "utf-8")
-        return real(path, text, expected)
+        real(root, changes, label)
 
-    monkeypatch.setattr(sync_local, "atomic_write_text", person_saves_first)
+    monkeypatch.setattr(journal, "commit", person_saves_first)
     b.sync_now()
     assert raced
     b.update(["vault"])
