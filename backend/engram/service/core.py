@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Any
 from engram import config
 from engram.config import Collection, Settings
 from engram.errors import NotFoundError
+from engram.index.loader import ParsePool
+from engram.secrets import private_dir
 from engram.store.db import Database
 
 if TYPE_CHECKING:
@@ -37,16 +39,28 @@ class Core:
         self.settings = settings
         self._db: Database | None = None
         self._embedder = embedder  # tests inject a fake; otherwise loaded on first use
+        self.parse_pool = ParsePool()  # a worker for big notes, started when one comes
 
     @property
     def db(self) -> Database:
         """The index, opened (and migrated) on first use."""
         if self._db is None:
+            private_dir(self.settings.data_dir)  # the index holds every note's text
             self._db = Database(self.settings.db_path)
         return self._db
 
+    def isolate_parsing(self) -> None:
+        """Parse every note in a worker process under a deadline (the daemon: no note may
+        hold its writer thread)."""
+        self.parse_pool.isolate = True
+
+    def stop_parsing(self) -> None:
+        """Stop the parsing worker now (shutdown): an update waiting on it fails at once."""
+        self.parse_pool.close()
+
     def close(self) -> None:
         """Release the index and anything else this facade opened."""
+        self.parse_pool.close()
         if self._db is not None:
             self._db.close()
             self._db = None
@@ -77,6 +91,8 @@ class Core:
         raw = config.load_config_file(path)
         change(raw)
         fresh = config.from_raw(raw)  # validate before writing
+        if path.parent == self.settings.config_dir:  # ours (a --config file's folder is not)
+            private_dir(path.parent)
         atomic_write_text(path, config.dump_config(raw))
         self.settings = replace(
             self.settings,
