@@ -125,8 +125,8 @@ def sync_files(
 
 
 def vault_files(root: Path) -> set[str]:
-    """Every file under `root` Obsidian would see: dot-folders, dot-files and tool folders
-    are skipped (as the scanner does); symlinked folders are followed once."""
+    """Every file under `root` Obsidian would see: dot-folders, dot-files, tool folders and
+    symlinks are skipped (as the scanner does)."""
     found: set[str] = set()
     seen: set[tuple[int, int]] = set()
 
@@ -143,10 +143,10 @@ def vault_files(root: Path) -> set[str]:
             if entry.name.startswith("."):
                 continue
             try:
-                if entry.is_dir():
+                if entry.is_dir(follow_symlinks=False):
                     if not hidden_or_ignored_dir(entry.name):
                         walk(entry.path, prefix + entry.name + "/")
-                elif entry.is_file() and _storable(entry.name):
+                elif entry.is_file(follow_symlinks=False) and _storable(entry.name):
                     found.add(prefix + entry.name)
             except OSError:
                 continue
