@@ -33,7 +33,7 @@ from engram.store import documents as docs
 from engram.store import links as store
 from engram.store.db import Database
 from engram.vault.resolve import LinkIndex, link_key, resolve
-from engram.vault.scan import hidden_or_ignored_dir
+from engram.vault.scan import hidden_or_ignored_dir, utf8_name
 
 GENERATION_KEY = "graph_generation"
 ALL_FILES_OVER = 2_000  # past this many keys, load the whole file list instead of by key
@@ -140,7 +140,7 @@ def vault_files(root: Path) -> set[str]:
         except OSError:
             return
         for entry in entries:
-            if entry.name.startswith("."):
+            if entry.name.startswith(".") or not utf8_name(entry.name):
                 continue
             try:
                 if entry.is_dir(follow_symlinks=False):

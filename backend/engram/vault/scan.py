@@ -142,6 +142,10 @@ def _walk(
         return
     for entry in entries:
         rel = f"{rel_folder}/{entry.name}" if rel_folder else entry.name
+        if not utf8_name(entry.name):
+            if warn and not entry.name.startswith("."):
+                warn(rel.encode("utf-8", "replace").decode(), "name is not valid UTF-8; skipped")
+            continue
         try:
             if entry.is_symlink():
                 if warn and not entry.name.startswith(".") and not stays_inside(root, rel):
@@ -169,6 +173,16 @@ def _walk(
             yield FileStat(rel, entry.path, st.st_mtime_ns, st.st_size)
 
 
+def utf8_name(name: str) -> bool:
+    """Is a file name valid UTF-8? (Undecodable bytes arrive as lone surrogates, which the
+    index, JSON and every client refuse.)"""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def stays_inside(root: Path, rel: str) -> bool:
     """True when `root/rel`, symlinks resolved, stays inside `root` (a dangling or looping
     link counts as inside: it reads nothing)."""
@@ -184,6 +198,8 @@ def stays_inside(root: Path, rel: str) -> bool:
 def stat_file(root: Path, rel: str, warn: Callable[[str, str], None]) -> os.stat_result | None:
     """The stat of `root/rel` when it is a regular file reached through no symlink, as the
     folder walk would list it; None otherwise (a symlink out of `root` is reported)."""
+    if not utf8_name(rel):
+        return None
     try:
         real = safe_join(root, rel)
     except UnsafePathError:
