@@ -134,14 +134,15 @@ class ParsePool:
     """Worker processes that parse notes, each task under a deadline.
 
     Started on first use, so holding one costs nothing until a note needs it; `close` stops
-    the workers at once (a task in flight raises ParsingCancelled in its waiter).
+    the workers at once (work in flight raises ParsingCancelled in its waiter), and the next
+    use starts new ones.
     """
 
     def __init__(self, workers: int = 1, isolate: bool = False) -> None:
         self.workers = workers
         self.isolate = isolate  # parse every note here, however small
         self._pool: ProcessPool | None = None
-        self._closed = False
+        self._generation = 0  # bumped by close: waiters from before it give up
 
     def __enter__(self) -> ParsePool:
         return self
@@ -150,8 +151,6 @@ class ParsePool:
         self.close()
 
     def _get(self) -> ProcessPool:
-        if self._closed:
-            raise ParsingCancelled("parsing stopped")
         if self._pool is None:
             from pebble import ProcessPool
 
@@ -165,14 +164,15 @@ class ParsePool:
 
     def close(self) -> None:
         """Stop the workers now; pending work is dropped."""
-        self._closed = True
-        if self._pool is not None:
-            self._pool.stop()
-            self._pool.join(timeout=10)
-            self._pool = None
+        self._generation += 1
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.stop()
+            pool.join(timeout=10)
 
     def load(self, collection: str, items: list[Item], max_bytes: int) -> Iterator[Loaded]:
         """`load` for every item, in order, in the workers."""
+        generation = self._generation
         pool = self._get()
         batches = [items[i : i + BATCH_FILES] for i in range(0, len(items), BATCH_FILES)]
 
@@ -192,23 +192,25 @@ class ParsePool:
                     break
             while pending:
                 batch, future = pending.popleft()
-                done = self._wait(future)
+                done = self._wait(future, generation)
                 nxt = next(queue, None)
                 if nxt is not None:
                     pending.append(submit(nxt))
                 if done is None:  # past its deadline, or the worker died: one by one
-                    done = [self._load_one(collection, item, max_bytes) for item in batch]
+                    done = [
+                        self._load_one(collection, item, max_bytes, generation) for item in batch
+                    ]
                 yield from done
         except BaseException:
             for _, future in pending:
                 future.cancel()
             raise
 
-    def _load_one(self, collection: str, item: Item, max_bytes: int) -> Loaded:
+    def _load_one(self, collection: str, item: Item, max_bytes: int, generation: int) -> Loaded:
         future = self._get().schedule(
             load, (collection, item, max_bytes), timeout=deadline(min(item[2], max_bytes))
         )
-        loaded = self._wait(future)
+        loaded = self._wait(future, generation)
         if loaded is not None:
             return loaded
         why = f"not parsed within {deadline(item[2]):.1f} s (or crashed its worker)"
@@ -218,20 +220,21 @@ class ParsePool:
         """`parse_note` in a worker; the note as plain text if it runs past its deadline."""
         from engram.vault.parse import parse_note, plain_text
 
+        generation = self._generation
         future = self._get().schedule(
             parse_note, (text, rel), timeout=deadline(len(text.encode("utf-8", "replace")))
         )
-        parsed = self._wait(future)
+        parsed = self._wait(future, generation)
         if parsed is None:
             return plain_text(text, rel, "not parsed within its deadline (or crashed its worker)")
         return parsed
 
-    def _wait(self, future: Future[Any]) -> Any:
+    def _wait(self, future: Future[Any], generation: int) -> Any:
         """The task's result; None when it ran past its deadline or its worker died."""
         from pebble import ProcessExpired
 
         while True:
-            if self._closed:  # a stopped pool never settles its futures
+            if self._generation != generation:  # a stopped pool never settles its futures
                 raise ParsingCancelled("parsing stopped")
             try:
                 return future.result(timeout=WAIT_STEP_SECONDS)
@@ -242,7 +245,7 @@ class ParsePool:
             except Exception as caught:
                 exc = caught
             break
-        if self._closed:
+        if self._generation != generation:
             raise ParsingCancelled("parsing stopped")
         if isinstance(exc, TimeoutError | ProcessExpired | MemoryError | RecursionError):
             return None

@@ -148,7 +148,7 @@ def _walk(
             continue
         try:
             if entry.is_symlink():
-                if warn and not entry.name.startswith(".") and not stays_inside(root, rel):
+                if warn and _listed(entry, rel, pattern, ignore) and not stays_inside(root, rel):
                     warn(rel, "symlink to outside the collection skipped")
                 continue
             is_dir = entry.is_dir(follow_symlinks=False)
@@ -163,7 +163,7 @@ def _walk(
             key = (st.st_dev, st.st_ino)
             if key in seen:
                 if warn:
-                    warn(rel, "symlink loop skipped")
+                    warn(rel, "folder loop skipped (a bind mount?)")
                 continue
             seen.add(key)  # a bind mount can still loop
             yield from _walk(Path(entry.path), rel, pattern, ignore, seen, warn, root)
@@ -171,6 +171,16 @@ def _walk(
             continue
         elif matches(pattern, rel) and not (ignore and is_ignored(rel, ignore)):
             yield FileStat(rel, entry.path, st.st_mtime_ns, st.st_size)
+
+
+def _listed(entry: os.DirEntry[str], rel: str, pattern: str, ignore: tuple[str, ...]) -> bool:
+    """Would the walk have used this entry, were it not a symlink? (Only those are reported.)"""
+    if entry.name.startswith(".") or (ignore and is_ignored(rel, ignore)):
+        return False
+    try:
+        return entry.is_dir() or matches(pattern, rel)
+    except OSError:
+        return matches(pattern, rel)
 
 
 def utf8_name(name: str) -> bool:

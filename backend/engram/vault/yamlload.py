@@ -62,7 +62,8 @@ def load_with_lines(text: str) -> Frontmatter:
         for key, _ in node.value:
             if isinstance(key, yaml.ScalarNode):
                 key_lines.setdefault(key.value, key.start_mark.line)
-    return Frontmatter(data, key_lines, tuple(_link_values(node)))
+    links = tuple(_link_values(node)) if "[[" in text else ()
+    return Frontmatter(data, key_lines, links)
 
 
 def _link_values(node: yaml.Node) -> list[tuple[str, int]]:
