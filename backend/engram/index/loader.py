@@ -15,7 +15,6 @@ Workers die with the process that started them (see `_worker_start`).
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import signal
 import sys
@@ -152,6 +151,8 @@ class ParsePool:
 
     def _get(self) -> ProcessPool:
         if self._pool is None:
+            import multiprocessing
+
             from pebble import ProcessPool
 
             ctx = multiprocessing.get_context("forkserver" if os.name == "posix" else "spawn")

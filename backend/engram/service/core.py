@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING, Any
 from engram import config
 from engram.config import Collection, Settings
 from engram.errors import NotFoundError
-from engram.index.loader import ParsePool
 from engram.secrets import private_dir
 from engram.store.db import Database
 
 if TYPE_CHECKING:
+    from engram.index.loader import ParsePool
     from engram.models.protocols import Embedder
 from engram.vault.fsio import atomic_write_text
 
@@ -39,7 +39,17 @@ class Core:
         self.settings = settings
         self._db: Database | None = None
         self._embedder = embedder  # tests inject a fake; otherwise loaded on first use
-        self.parse_pool = ParsePool()  # a worker for big notes, started when one comes
+        self._parse_pool: ParsePool | None = None
+        self._isolate_parsing = False
+
+    @property
+    def parse_pool(self) -> ParsePool:
+        """Where notes are parsed outside this process (index/loader.py says when)."""
+        if self._parse_pool is None:
+            from engram.index.loader import ParsePool  # no multiprocessing for a search
+
+            self._parse_pool = ParsePool(isolate=self._isolate_parsing)
+        return self._parse_pool
 
     @property
     def db(self) -> Database:
@@ -52,15 +62,18 @@ class Core:
     def isolate_parsing(self) -> None:
         """Parse every note in a worker process under a deadline (the daemon: no note may
         hold its writer thread)."""
-        self.parse_pool.isolate = True
+        self._isolate_parsing = True
+        if self._parse_pool is not None:
+            self._parse_pool.isolate = True
 
     def stop_parsing(self) -> None:
         """Stop the parsing worker now (shutdown): an update waiting on it fails at once."""
-        self.parse_pool.close()
+        if self._parse_pool is not None:
+            self._parse_pool.close()
 
     def close(self) -> None:
         """Release the index and anything else this facade opened."""
-        self.parse_pool.close()
+        self.stop_parsing()
         if self._db is not None:
             self._db.close()
             self._db = None
