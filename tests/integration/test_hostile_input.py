@@ -71,7 +71,7 @@ def register(env: dict[str, str], vault: Path) -> None:
     assert done.returncode == 0, done.stderr
 
 
-def test_update_with_an_alias_bomb_finishes_in_bounded_memory(
+def test_update_with_an_alias_bomb_finishes_in_worker_processes(
     env: dict[str, str], tmp_path: Path
 ) -> None:
     vault = normal_vault(tmp_path / "vault", loader.PARALLEL_MIN_FILES + 50)  # worker processes
