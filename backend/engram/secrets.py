@@ -107,6 +107,23 @@ class Secret:
         self.keyring = None
 
 
+def private_dir(path: Path) -> Path:
+    """Make `path` a folder only its owner can enter (0700): missing parents are created
+    0700 too (as the XDG spec asks), and the folder itself is tightened if it is wider."""
+    missing = []
+    folder = path
+    while not folder.exists() and folder != folder.parent:
+        missing.append(folder)
+        folder = folder.parent
+    for folder in reversed(missing):
+        with contextlib.suppress(FileExistsError):
+            folder.mkdir(mode=0o700)
+    st = path.stat()
+    if st.st_mode & 0o077 and st.st_uid == os.getuid():
+        os.chmod(path, 0o700)
+    return path
+
+
 def secret_file(folder: Path, name: str, suffix: str) -> Path:
     """`folder/<hash of name><suffix>`: a file name that does not leak `name`."""
     return folder / (hashlib.sha256(name.encode()).hexdigest()[:24] + suffix)
@@ -114,7 +131,7 @@ def secret_file(folder: Path, name: str, suffix: str) -> Path:
 
 def write_private(path: Path, text: str) -> None:
     """Write a file atomically with mode 0600 (temp file in the same folder, fsync, rename)."""
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    private_dir(path.parent)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         os.fchmod(fd, 0o600)

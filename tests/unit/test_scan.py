@@ -57,5 +57,25 @@ def test_scan_skips_hidden_and_tool_folders_and_survives_loops(tmp_path: Path) -
         f.rel for f in scan(tmp_path, "**/*.md", ("Archive",), lambda r, m: warnings.append((r, m)))
     ]
     assert found == ["a.md", "sub/b.md"]
-    assert any("loop" in r for r, _ in warnings)
-    assert any(r == "dangling.md" for r, _ in warnings)
+    # symlinks are never followed (so a loop cannot loop); inside the root they are quiet
+    assert warnings == []
+
+
+def test_symlinks_are_indexed_once_under_the_real_path_and_never_out_of_the_root(
+    tmp_path: Path,
+) -> None:
+    root, outside = tmp_path / "vault", tmp_path / "outside"
+    (root / "notes").mkdir(parents=True)
+    outside.mkdir()
+    (root / "notes" / "real.md").write_text("x")
+    (outside / "secret.md").write_text("secret")
+    os.symlink(root / "notes" / "real.md", root / "alias.md")  # inside -> inside
+    os.symlink(root / "notes", root / "mirror")  # a folder inside -> inside
+    os.symlink(outside / "secret.md", root / "secret.md")  # file out of the root
+    os.symlink(outside, root / "elsewhere")  # folder out of the root
+    os.symlink("/etc/passwd", root / "passwd.md")
+    warnings: list[tuple[str, str]] = []
+    found = [f.rel for f in scan(root, "**/*.md", (), lambda r, m: warnings.append((r, m)))]
+    assert found == ["notes/real.md"]
+    assert sorted(r for r, _ in warnings) == ["elsewhere", "passwd.md", "secret.md"]
+    assert all("outside the collection" in m for _, m in warnings)

@@ -16,12 +16,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from engram.index.chunk import chunk_note
+from engram.index.loader import ParsePool, parse_text
 from engram.models.protocols import Embedder
 from engram.store import documents as docs
 from engram.store import vectors
 from engram.store.db import Database
 from engram.store.search import content_text
-from engram.vault.parse import parse_note
 
 EMBED_BATCH = 16
 CHUNK_COMMIT_SECONDS = 0.5
@@ -73,12 +73,17 @@ def embed(
     collections: Sequence[str] = (),
     force: bool = False,
     progress: Progress | None = None,
+    pool: ParsePool | None = None,
 ) -> EmbedReport:
     """Chunk new contents and embed every queued passage; safe to interrupt and re-run."""
     started = time.perf_counter()
     report = EmbedReport(model_id=embedder.model_id, dim=embedder.dim)
     report.reset = prepare(db, embedder, force)
-    _chunk_pass(db, embedder, collections, report, progress)
+    if pool is None:
+        with ParsePool() as own:  # started only if a big note needs it
+            _chunk_pass(db, embedder, collections, report, progress, own)
+    else:
+        _chunk_pass(db, embedder, collections, report, progress, pool)
     with db.write() as conn:  # after chunking, so vectors of unchanged passages are kept
         if vectors.delete_orphans(conn):
             vectors.bump_generation(conn)
@@ -93,6 +98,7 @@ def _chunk_pass(
     collections: Sequence[str],
     report: EmbedReport,
     progress: Progress | None,
+    pool: ParsePool,
 ) -> None:
     todo = vectors.hashes_to_chunk(db.conn, collections)
     conn = db.conn
@@ -102,7 +108,7 @@ def _chunk_pass(
         for i, (doc_hash, path, _collection) in enumerate(todo, 1):
             text = content_text(conn, doc_hash) or ""
             chunks = chunk_note(
-                text, parse_note(text, path), embedder.count_tokens, embedder.max_text_tokens
+                text, parse_text(text, path, pool), embedder.count_tokens, embedder.max_text_tokens
             )
             have = vectors.embedded_hashes(conn, [c.text_hash for c in chunks])
             vectors.enqueue(

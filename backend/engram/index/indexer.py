@@ -16,7 +16,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from engram.index import links
-from engram.index.loader import Loaded, load_all
+from engram.index.loader import Loaded, ParsePool, load_all
 from engram.index.resolver import LinkResolver
 from engram.store import documents as docs
 from engram.store import links as links_store
@@ -71,11 +71,13 @@ def update(
     max_file_bytes: int,
     progress: Progress | None = None,
     only_paths: dict[str, set[str]] | None = None,
+    pool: ParsePool | None = None,
 ) -> UpdateReport:
     """Bring the index in line with the files of each collection.
 
     `only_paths` ({collection: {relative paths}}) limits the work to those files (the watcher's
-    fast path); files not found are removed from the index.
+    fast path); files not found are removed from the index. `pool` parses in a worker
+    (index/loader.py says when).
     """
     started = time.perf_counter()
     report = UpdateReport()
@@ -104,8 +106,9 @@ def update(
     done = 0
     for col, states, files, wanted, walked in plans:
         done = _update_collection(
-            db, col, states, files, wanted, walked, max_file_bytes, report, progress, done, total
-        )
+            db, col, states, files, wanted, walked, max_file_bytes, report, progress, done, total,
+            pool,
+        )  # fmt: skip
     with db.write() as conn:
         docs.set_meta(conn, "last_update", _now())
     report.seconds = time.perf_counter() - started
@@ -113,24 +116,17 @@ def update(
 
 
 def _stat_one(col: CollectionSpec, rel: str, warn: Callable[[str, str], None]) -> FileStat | None:
-    from engram.vault.scan import hidden_or_ignored_dir, is_ignored, matches
+    from engram.vault.scan import hidden_or_ignored_dir, is_ignored, matches, stat_file
 
     parts = rel.split("/")
     if any(hidden_or_ignored_dir(p) for p in parts[:-1]) or parts[-1].startswith("."):
         return None
     if not matches(col.pattern, rel) or (col.ignore and is_ignored(rel, col.ignore)):
         return None
-    path = col.root / rel
-    try:
-        st = path.stat()
-    except FileNotFoundError:
+    st = stat_file(col.root, rel, warn)
+    if st is None:
         return None
-    except OSError as exc:
-        warn(rel, f"unreadable: {exc.strerror}")
-        return None
-    if not path.is_file():
-        return None
-    return FileStat(rel, str(path), st.st_mtime_ns, st.st_size)
+    return FileStat(rel, str(col.root / rel), st.st_mtime_ns, st.st_size)
 
 
 def _update_collection(
@@ -145,6 +141,7 @@ def _update_collection(
     progress: Progress | None,
     done: int,
     total: int,
+    pool: ParsePool | None = None,
 ) -> int:
     seen: set[str] = set()
     changed: list[FileStat] = []
@@ -172,7 +169,7 @@ def _update_collection(
     try:
         links.sync_files(conn, col.name, col.root, walked, wanted or ())
         items = [(f.path, f.rel, f.size, f.mtime_ns) for f in changed]
-        for i, loaded in enumerate(load_all(col.name, items, max_bytes), 1):
+        for i, loaded in enumerate(load_all(col.name, items, max_bytes, pool), 1):
             f = by_rel[loaded.rel]
             existing = states.get(f.rel)
             if _apply(conn, col, f, loaded, existing, vanished, claimed, resolver, report):

@@ -33,7 +33,7 @@ from engram.store import documents as docs
 from engram.store import links as store
 from engram.store.db import Database
 from engram.vault.resolve import LinkIndex, link_key, resolve
-from engram.vault.scan import hidden_or_ignored_dir
+from engram.vault.scan import hidden_or_ignored_dir, utf8_name
 
 GENERATION_KEY = "graph_generation"
 ALL_FILES_OVER = 2_000  # past this many keys, load the whole file list instead of by key
@@ -125,8 +125,8 @@ def sync_files(
 
 
 def vault_files(root: Path) -> set[str]:
-    """Every file under `root` Obsidian would see: dot-folders, dot-files and tool folders
-    are skipped (as the scanner does); symlinked folders are followed once."""
+    """Every file under `root` Obsidian would see: dot-folders, dot-files, tool folders and
+    symlinks are skipped (as the scanner does)."""
     found: set[str] = set()
     seen: set[tuple[int, int]] = set()
 
@@ -140,13 +140,13 @@ def vault_files(root: Path) -> set[str]:
         except OSError:
             return
         for entry in entries:
-            if entry.name.startswith("."):
+            if entry.name.startswith(".") or not utf8_name(entry.name):
                 continue
             try:
-                if entry.is_dir():
+                if entry.is_dir(follow_symlinks=False):
                     if not hidden_or_ignored_dir(entry.name):
                         walk(entry.path, prefix + entry.name + "/")
-                elif entry.is_file() and _storable(entry.name):
+                elif entry.is_file(follow_symlinks=False) and _storable(entry.name):
                     found.add(prefix + entry.name)
             except OSError:
                 continue

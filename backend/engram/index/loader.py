@@ -1,26 +1,43 @@
-"""Reading and parsing files, in this process or, for big batches, in worker processes.
+"""Reading and parsing files, in this process or in worker processes under a deadline.
 
 Parsing is the CPU-bound part of indexing; SQLite writes stay in the main process (one
 writer). Workers hand back the rows to write (a NoteRecord of plain tuples, cheap to pickle),
 not the parse tree. Results come back in input order with a bounded number of batches in
 flight, so memory stays flat on huge vaults.
+
+A note is hostile input. The parser's limits bound its work (vault/parse.py); a worker adds a
+deadline on top: a batch that runs past it is killed with its worker, its notes are parsed
+again one by one, and a note that alone runs past its deadline (or kills its worker) is
+indexed as plain text with a warning. Big batches and big files always go to workers; the
+daemon sends every note there (`ParsePool(isolate=True)`), so nothing can hold its writer.
+Workers die with the process that started them (see `_worker_start`).
 """
 
 from __future__ import annotations
 
-import multiprocessing
 import os
+import signal
+import sys
 from collections import deque
 from collections.abc import Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
+from concurrent.futures import Future
 from dataclasses import dataclass
-from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from engram.store.documents import NoteRecord
 
+if TYPE_CHECKING:
+    from pebble import ProcessPool
+
+    from engram.vault.parse import ParsedNote
+
 PARALLEL_MIN_FILES = 400
 BATCH_FILES = 64
+INPROCESS_MAX_BYTES = 256 * 1024  # bigger files are parsed in a worker, under a deadline
+DEADLINE_SECONDS = 10.0  # a task's deadline: this, plus its size at the slowest rate below
+DEADLINE_BYTES_PER_SECOND = 250_000  # ~20x slower than the parser on dense markdown
+WORKER_MEMORY_BYTES = 2 * 1024**3  # address space of a worker (RLIMIT_AS), where supported
+WAIT_STEP_SECONDS = 0.2  # how often a waiter checks that the pool was not stopped
 
 
 @dataclass(frozen=True)
@@ -38,11 +55,18 @@ class Loaded:
 Item = tuple[str, str, int, int]
 
 
-def load(collection: str, item: Item, max_bytes: int) -> Loaded:
-    """Read, decode and parse one note; oversize, binary and unreadable files are skipped."""
+class ParsingCancelled(Exception):
+    """The parse pool was stopped (the daemon is shutting down) while work was waiting."""
+
+
+def load(collection: str, item: Item, max_bytes: int, plain: str | None = None) -> Loaded:
+    """Read, decode and parse one note; oversize, binary and unreadable files are skipped.
+
+    With `plain` (the reason), the note is not parsed: it is indexed as plain text.
+    """
     from engram.index.record import note_record  # parsing libraries load only when parsing
     from engram.vault.fsio import read_note
-    from engram.vault.parse import parse_note
+    from engram.vault.parse import parse_note, plain_text
 
     path, rel, size, mtime_ns = item
     if size > max_bytes:
@@ -52,12 +76,12 @@ def load(collection: str, item: Item, max_bytes: int) -> Loaded:
             "limit (max_file_bytes)",
         )
     try:
-        read = read_note(Path(path))
+        read = read_note(path, max_bytes)
     except ValueError as exc:
         return Loaded(rel, skipped=f"skipped: {exc}")
     except OSError as exc:
         return Loaded(rel, skipped=f"skipped: cannot read ({exc.strerror})")
-    parsed = parse_note(read.text, rel)
+    parsed = parse_note(read.text, rel) if plain is None else plain_text(read.text, rel, plain)
     warnings = tuple(w for w in (read.warning, *parsed.warnings) if w)
     record = note_record(collection, rel, mtime_ns, size, read.sha256, read.text, parsed, warnings)
     return Loaded(rel, read.sha256, record, warnings)
@@ -67,41 +91,194 @@ def _load_batch(collection: str, items: list[Item], max_bytes: int) -> list[Load
     return [load(collection, item, max_bytes) for item in items]
 
 
-def load_all(collection: str, items: list[Item], max_bytes: int) -> Iterator[Loaded]:
-    """Load every item in order, using worker processes when it pays off."""
+def deadline(size: int) -> float:
+    """Seconds a worker gets to read and parse `size` bytes."""
+    return DEADLINE_SECONDS + size / DEADLINE_BYTES_PER_SECOND
+
+
+def load_all(
+    collection: str, items: list[Item], max_bytes: int, pool: ParsePool | None = None
+) -> Iterator[Loaded]:
+    """Load every item in order: in worker processes for big batches, big files, or when
+    `pool` isolates all parsing (the daemon); here otherwise."""
     workers = min(os.cpu_count() or 1, 4)
-    yielded = 0
     if len(items) >= PARALLEL_MIN_FILES and workers >= 2:
-        try:
-            for loaded in _parallel(collection, items, max_bytes, workers):
-                yielded += 1
-                yield loaded
-            return
-        except BrokenProcessPool:
-            pass  # workers could not start (e.g. an unguarded __main__): finish in-process
-    for item in items[yielded:]:
-        yield load(collection, item, max_bytes)
+        with ParsePool(workers) as many:
+            yield from many.load(collection, items, max_bytes)
+    elif pool is not None and (pool.isolate or _has_big(items, max_bytes)):
+        yield from pool.load(collection, items, max_bytes)
+    elif _has_big(items, max_bytes):
+        with ParsePool(1) as one:
+            yield from one.load(collection, items, max_bytes)
+    else:
+        for item in items:
+            yield load(collection, item, max_bytes)
 
 
-def _parallel(collection: str, items: list[Item], max_bytes: int, workers: int) -> Iterator[Loaded]:
-    batches = [items[i : i + BATCH_FILES] for i in range(0, len(items), BATCH_FILES)]
-    ctx = multiprocessing.get_context("forkserver" if os.name == "posix" else "spawn")
-    if os.name == "posix":
-        ctx.set_forkserver_preload(["engram.index.record"])
-    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-        pending: deque[Future[list[Loaded]]] = deque()
+def _has_big(items: list[Item], max_bytes: int) -> bool:
+    return any(INPROCESS_MAX_BYTES < item[2] <= max_bytes for item in items)
+
+
+def parse_text(text: str, rel: str, pool: ParsePool) -> ParsedNote:
+    """Parse a note's text: here when it is small, else (or when `pool` isolates all
+    parsing) in a worker under a deadline."""
+    from engram.vault.parse import parse_note
+
+    if not pool.isolate and len(text) <= INPROCESS_MAX_BYTES:
+        return parse_note(text, rel)
+    return pool.parse(text, rel)
+
+
+class ParsePool:
+    """Worker processes that parse notes, each task under a deadline.
+
+    Started on first use, so holding one costs nothing until a note needs it; `close` stops
+    the workers at once (work in flight raises ParsingCancelled in its waiter), and the next
+    use starts new ones.
+    """
+
+    def __init__(self, workers: int = 1, isolate: bool = False) -> None:
+        self.workers = workers
+        self.isolate = isolate  # parse every note here, however small
+        self._pool: ProcessPool | None = None
+        self._generation = 0  # bumped by close: waiters from before it give up
+
+    def __enter__(self) -> ParsePool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _get(self) -> ProcessPool:
+        if self._pool is None:
+            import multiprocessing
+
+            from pebble import ProcessPool
+
+            ctx = multiprocessing.get_context("forkserver" if os.name == "posix" else "spawn")
+            if os.name == "posix":
+                ctx.set_forkserver_preload(["engram.index.loader", "engram.index.record"])
+            self._pool = ProcessPool(
+                self.workers, initializer=_worker_start, initargs=(os.getpid(),), context=ctx
+            )
+        return self._pool
+
+    def close(self) -> None:
+        """Stop the workers now; pending work is dropped."""
+        self._generation += 1
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.stop()
+            pool.join(timeout=10)
+
+    def load(self, collection: str, items: list[Item], max_bytes: int) -> Iterator[Loaded]:
+        """`load` for every item, in order, in the workers."""
+        generation = self._generation
+        pool = self._get()
+        batches = [items[i : i + BATCH_FILES] for i in range(0, len(items), BATCH_FILES)]
+
+        def submit(batch: list[Item]) -> tuple[list[Item], Future[list[Loaded]]]:
+            size = sum(min(item[2], max_bytes) for item in batch)
+            future = pool.schedule(
+                _load_batch, (collection, batch, max_bytes), timeout=deadline(size)
+            )
+            return batch, future
+
+        pending: deque[tuple[list[Item], Future[list[Loaded]]]] = deque()
         queue = iter(batches)
         try:
             for batch in queue:
-                pending.append(pool.submit(_load_batch, collection, batch, max_bytes))
-                if len(pending) >= workers * 2:
+                pending.append(submit(batch))
+                if len(pending) >= self.workers * 2:
                     break
             while pending:
-                done = pending.popleft().result()
+                batch, future = pending.popleft()
+                done = self._wait(future, generation)
                 nxt = next(queue, None)
                 if nxt is not None:
-                    pending.append(pool.submit(_load_batch, collection, nxt, max_bytes))
+                    pending.append(submit(nxt))
+                if done is None:  # past its deadline, or the worker died: one by one
+                    done = [
+                        self._load_one(collection, item, max_bytes, generation) for item in batch
+                    ]
                 yield from done
         except BaseException:
-            pool.shutdown(wait=False, cancel_futures=True)
+            for _, future in pending:
+                future.cancel()
             raise
+
+    def _load_one(self, collection: str, item: Item, max_bytes: int, generation: int) -> Loaded:
+        future = self._get().schedule(
+            load, (collection, item, max_bytes), timeout=deadline(min(item[2], max_bytes))
+        )
+        loaded = self._wait(future, generation)
+        if loaded is not None:
+            return loaded
+        why = f"not parsed within {deadline(item[2]):.1f} s (or crashed its worker)"
+        return load(collection, item, max_bytes, plain=why)
+
+    def parse(self, text: str, rel: str) -> ParsedNote:
+        """`parse_note` in a worker; the note as plain text if it runs past its deadline."""
+        from engram.vault.parse import parse_note, plain_text
+
+        generation = self._generation
+        future = self._get().schedule(
+            parse_note, (text, rel), timeout=deadline(len(text.encode("utf-8", "replace")))
+        )
+        parsed = self._wait(future, generation)
+        if parsed is None:
+            return plain_text(text, rel, "not parsed within its deadline (or crashed its worker)")
+        return parsed
+
+    def _wait(self, future: Future[Any], generation: int) -> Any:
+        """The task's result; None when it ran past its deadline or its worker died."""
+        from pebble import ProcessExpired
+
+        while True:
+            if self._generation != generation:  # a stopped pool never settles its futures
+                raise ParsingCancelled("parsing stopped")
+            try:
+                return future.result(timeout=WAIT_STEP_SECONDS)
+            except TimeoutError:
+                if not future.done():
+                    continue  # still running: the pool enforces the task's own deadline
+                exc: BaseException = TimeoutError()
+            except Exception as caught:
+                exc = caught
+            break
+        if self._generation != generation:
+            raise ParsingCancelled("parsing stopped")
+        if isinstance(exc, TimeoutError | ProcessExpired | MemoryError | RecursionError):
+            return None
+        raise exc
+
+
+def _worker_start(owner: int) -> None:
+    """In each worker, before any task: die with the process that owns the pool.
+
+    Linux kills the worker when its parent exits (PR_SET_PDEATHSIG). A worker's parent is the
+    forkserver, which exits when its owner does (end of file on its "alive" pipe), so a
+    SIGKILLed `engram update` leaves no worker behind; an idle worker also exits at end of
+    file on its task pipe. The address space is capped so a runaway parse fails with
+    MemoryError (the note is indexed as plain text) instead of exhausting the machine.
+    """
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        pr_set_pdeathsig = 1
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(pr_set_pdeathsig, signal.SIGKILL)
+    try:
+        os.kill(owner, 0)  # the owner may have died before prctl took effect
+    except ProcessLookupError:
+        os._exit(1)
+    except PermissionError:
+        pass
+    try:
+        import resource
+
+        _, hard = resource.getrlimit(resource.RLIMIT_AS)
+        if hard == resource.RLIM_INFINITY or hard > WORKER_MEMORY_BYTES:
+            resource.setrlimit(resource.RLIMIT_AS, (WORKER_MEMORY_BYTES, hard))
+    except (ImportError, ValueError, OSError):
+        pass

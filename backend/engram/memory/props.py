@@ -18,6 +18,7 @@ import yaml
 from frontmatter.default_handlers import YAMLHandler
 
 from engram.errors import InvalidInputError
+from engram.vault import yamlload
 from engram.vault.parse import split_frontmatter
 
 DELETE = object()  # a change value that removes the key
@@ -76,8 +77,8 @@ def dump(props: Mapping[str, Any]) -> str:
 def load(fm_text: str) -> dict[str, Any] | None:
     """Parsed frontmatter (native YAML types), or None when it is not a valid mapping."""
     try:
-        data = _HANDLER.load(fm_text)
-    except Exception:  # yaml raises a zoo of errors on hostile input
+        data = yamlload.load(fm_text)  # bounded: an alias bomb must not hang a property edit
+    except Exception:  # yaml raises a zoo of errors on hostile input (and YamlLimitError)
         return None
     if data is None:
         return {}

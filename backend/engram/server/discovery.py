@@ -163,7 +163,8 @@ class IndexLock:
         import fcntl
 
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fh = open(self.path, "a+", encoding="utf-8")  # noqa: SIM115 (held for the lifetime)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)  # private, like the index
+        fh = open(fd, "a+", encoding="utf-8")  # noqa: SIM115 (held for the lifetime)
         try:
             fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:

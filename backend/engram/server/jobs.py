@@ -136,6 +136,9 @@ class JobRunner:
         except Cancelled:
             job.state = "cancelled"
         except Exception as exc:
+            if self._closing:  # shutdown stopped the parsing workers under the job
+                job.state = "cancelled"
+                return
             job.state = "failed"
             job.error = f"{type(exc).__name__}: {exc}"
             log.exception("index job %s failed", job.id)
@@ -166,6 +169,7 @@ class JobRunner:
         """Stop: the running job ends at its next batch, queued ones are dropped."""
         self._closing = True
         self._wake.set()
+        self.engram.stop_parsing()  # a job waiting on a parse fails now, not at its deadline
         if self.pending is not None:
             self.pending.state = "cancelled"
             self.pending = None

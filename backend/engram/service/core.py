@@ -11,12 +11,14 @@ from typing import TYPE_CHECKING, Any
 from engram import config
 from engram.config import Collection, Settings
 from engram.errors import ConflictError, NotFoundError
+from engram.secrets import private_dir
 from engram.store.db import Database
 from engram.vault import journal
 from engram.vault.atomic import write_file
 from engram.vault.fsio import sha256_hex
 
 if TYPE_CHECKING:
+    from engram.index.loader import ParsePool
     from engram.models.protocols import Embedder
 
 log = logging.getLogger(__name__)
@@ -46,12 +48,24 @@ class Core:
         self.recovered: list[journal.Recovered] = []  # writes a dead process left, settled
         if settings.crash_after_renames is not None:
             journal.crash_after(settings.crash_after_renames)
+        self._parse_pool: ParsePool | None = None
+        self._isolate_parsing = False
+
+    @property
+    def parse_pool(self) -> ParsePool:
+        """Where notes are parsed outside this process (index/loader.py says when)."""
+        if self._parse_pool is None:
+            from engram.index.loader import ParsePool  # no multiprocessing for a search
+
+            self._parse_pool = ParsePool(isolate=self._isolate_parsing)
+        return self._parse_pool
 
     @property
     def db(self) -> Database:
         """The index, opened (and migrated) on first use; a multi-file write a crashed
         process left unfinished is then finished or undone (vault.journal)."""
         if self._db is None:
+            private_dir(self.settings.data_dir)  # the index holds every note's text
             self._db = Database(self.settings.db_path)
             self._recover_writes()
         return self._db
@@ -89,8 +103,21 @@ class Core:
             only_paths: dict[str, set[str]] | None = None,
         ) -> Any: ...
 
+    def isolate_parsing(self) -> None:
+        """Parse every note in a worker process under a deadline (the daemon: no note may
+        hold its writer thread)."""
+        self._isolate_parsing = True
+        if self._parse_pool is not None:
+            self._parse_pool.isolate = True
+
+    def stop_parsing(self) -> None:
+        """Stop the parsing worker now (shutdown): an update waiting on it fails at once."""
+        if self._parse_pool is not None:
+            self._parse_pool.close()
+
     def close(self) -> None:
         """Release the index and anything else this facade opened."""
+        self.stop_parsing()
         if self._db is not None:
             self._db.close()
             self._db = None
@@ -122,6 +149,8 @@ class Core:
         raw = config.load_config_file(path)
         change(raw)
         fresh = config.from_raw(raw)  # validate before writing
+        if path.parent == self.settings.config_dir:  # ours (a --config file's folder is not)
+            private_dir(path.parent)
         try:  # another command may have changed the file since: never undo its change
             write_file(path, config.dump_config(raw).encode("utf-8"), before)
         except ConflictError:

@@ -17,7 +17,7 @@ from engram.store import admin
 from engram.store.filters import Filters
 from engram.store.fts import bigrams
 from engram.store.search import FtsHit, content_text
-from engram.vault.fsio import decode, is_binary
+from engram.vault.fsio import UnsafePathError, read_note, safe_join
 from engram.vault.scan import matches
 
 if TYPE_CHECKING:
@@ -47,7 +47,9 @@ class RetrievalMixin(Core):
             else list(self.settings.collections)
         )
         specs = [indexer.CollectionSpec(c.name, c.path, c.pattern, c.ignore) for c in cols]
-        report = indexer.update(self.db, specs, self.settings.max_file_bytes, progress, only_paths)
+        report = indexer.update(
+            self.db, specs, self.settings.max_file_bytes, progress, only_paths, self.parse_pool
+        )
         self.after_update(report, specs, only_paths)
         return report
 
@@ -264,7 +266,7 @@ class RetrievalMixin(Core):
     ) -> Document:
         col = self.settings.collection(row["collection"])
         fs_path = col.path / row["path"] if col else None
-        text = self._current_text(row, fs_path)
+        text = self._current_text(row, col.path if col else None)
         lines = text.split("\n")
         start = max(1, from_line)
         chosen = (
@@ -283,15 +285,17 @@ class RetrievalMixin(Core):
             fs_path=str(fs_path) if fs_path else None,
         )
 
-    def _current_text(self, row: Any, fs_path: Path | None) -> str:
-        """The file as it is on disk now (the source of truth), else the indexed copy."""
-        if fs_path is not None:
+    def _current_text(self, row: Any, root: Path | None) -> str:
+        """The file as it is on disk now (the source of truth), else the indexed copy.
+
+        The file is read only inside its collection (`safe_join`, the boundary writes use):
+        a note replaced by a symlink out of the vault serves the copy indexed before.
+        """
+        if root is not None:
             try:
-                data = fs_path.read_bytes()
-            except OSError:
-                data = None
-            if data is not None and not is_binary(data):
-                return decode(data)[0]
+                return read_note(safe_join(root, row["path"]), self.settings.max_file_bytes).text
+            except (UnsafePathError, OSError, ValueError, RuntimeError):
+                pass
         return content_text(self.db.conn, row["hash"]) or ""
 
 

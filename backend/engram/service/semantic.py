@@ -14,6 +14,7 @@ from engram.search import passages as best_passages
 from engram.search import snippets
 from engram.search.query import ParsedQuery
 from engram.search.results import Passage, SearchResult
+from engram.secrets import private_dir
 from engram.service.retrieval import RetrievalMixin
 from engram.store import documents as docs
 from engram.store import vectors
@@ -60,7 +61,7 @@ class SemanticMixin(RetrievalMixin):
                 f"set models.{role} in {self.settings.config_file}",
             )
         try:
-            return sources.resolve(spec, self.settings.cache_dir)
+            return sources.resolve(spec, private_dir(self.settings.cache_dir))
         except ModelError as exc:
             raise UnavailableError(str(exc)) from None
 
@@ -93,7 +94,7 @@ class SemanticMixin(RetrievalMixin):
         """Download (and convert) a model: a spec, or the embedding model by default."""
         target = spec or self.settings.embed_model or sources.DEFAULT_SPEC
         try:
-            path = sources.pull(target, self.settings.cache_dir, progress)
+            path = sources.pull(target, private_dir(self.settings.cache_dir), progress)
         except ModelError as exc:
             raise UnavailableError(str(exc)) from None
         return self.models_info(str(path))
@@ -124,7 +125,9 @@ class SemanticMixin(RetrievalMixin):
         names = list(collections)
         for name in names:
             self.require_collection(name)
-        return embedding.embed(self.db, self.embedder(), names, force, progress)
+        return embedding.embed(
+            self.db, self.embedder(), names, force, progress, pool=self.parse_pool
+        )
 
     def embed_if_available(
         self, collections: Iterable[str] = (), progress: embedding.Progress | None = None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -100,6 +101,7 @@ class Database:
         self._lock = threading.Lock()
         self._all: list[Any] = []
         path.parent.mkdir(parents=True, exist_ok=True)
+        private_files(path)
         with self.write() as conn:
             migrations.apply(conn)
 
@@ -166,6 +168,18 @@ class Database:
                     conn.close()
             self._all.clear()
         self._local = threading.local()
+
+
+def private_files(path: Path) -> None:
+    """The index and its WAL and shared-memory files, readable by the owner only: they hold
+    the text of every note. A new index is created 0600 (SQLite gives its -wal and -shm
+    files the database's mode); an older, wider one is tightened."""
+    with suppress(FileExistsError):
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    for file in (path, Path(f"{path}-wal"), Path(f"{path}-shm"), Path(f"{path}-journal")):
+        with suppress(FileNotFoundError):
+            if file.stat().st_mode & 0o077:
+                os.chmod(file, 0o600)
 
 
 def vec_extension_path() -> str | None:

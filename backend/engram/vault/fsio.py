@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,9 +49,17 @@ def decode(data: bytes) -> tuple[str, str | None]:
     return text.removeprefix("\ufeff"), warning
 
 
-def read_note(path: Path) -> ReadResult:
-    """Read a text file for indexing; binary data raises ValueError."""
-    data = path.read_bytes()
+def read_note(path: str | Path, max_bytes: int | None = None) -> ReadResult:
+    """Read a text file for indexing; binary data or more than `max_bytes` raise ValueError.
+
+    A symlink is refused (OSError ELOOP): the scanner never lists one, so a file that became
+    a symlink after the scan must not be followed out of the vault.
+    """
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as fh:
+        data = fh.read() if max_bytes is None else fh.read(max_bytes + 1)
+    if max_bytes is not None and len(data) > max_bytes:
+        raise ValueError(f"over the {max_bytes:,}-byte limit (max_file_bytes); it grew")
     if is_binary(data):
         raise ValueError("binary file (contains NUL bytes)")
     text, warning = decode(data)

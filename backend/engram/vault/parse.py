@@ -4,6 +4,11 @@ markdown-it-py finds the block structure (so nothing inside code fences, math bl
 counts); inline constructs are read from the inline tokens' text with inline code spans blanked
 out. Every line number is 1-based and counts from the top of the file, frontmatter included.
 Parsing never raises on bad input: problems become warnings on the result.
+
+Work is bounded for any input: frontmatter goes through `yamlload` (size, nesting, alias
+expansion), the block parser reads at most MAX_STRUCTURE_LINES lines of the body (the rest is
+still indexed as text), every pattern runs in linear time, and at most MAX_ITEMS links, tags,
+properties, headings and block ids are kept per note. Going over a limit is a warning.
 """
 
 from __future__ import annotations
@@ -11,8 +16,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
-from bisect import bisect_left
-from collections.abc import Iterator
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import PurePosixPath
@@ -20,13 +24,14 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 import yaml
-from frontmatter.default_handlers import YAMLHandler
+
+from . import yamlload
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
 
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-_YAML = YAMLHandler()
+MAX_STRUCTURE_LINES = 100_000  # markdown-it keeps ~5 tokens (~2 KB) per line of dense markdown
+MAX_ITEMS = 10_000  # of each kind: links, tags, properties, headings, block ids, aliases
 
 
 @cache
@@ -47,14 +52,16 @@ def _markdown() -> MarkdownIt:
 _FM_OPEN = re.compile(r"\A---[ \t]*\r?\n")
 _FM_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.MULTILINE)
 _NEWLINE = re.compile("\n")
-_CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.DOTALL)
+_BACKTICKS = re.compile(r"`+")
 _WIKILINK = re.compile(r"\[\[([^\[\]\n]+?)\]\]")
 _MDLINK = re.compile(r"\[([^\[\]\n]*)\]\(\s*(<[^<>\n]+>|[^()\s]+)(?:\s+\"[^\"\n]*\")?\s*\)")
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _TAG = re.compile(r"#([^\s#!\"$%&'()*+,.:;<=>?@\[\]^`{|}~\\]+)")
 _BLOCK_ID = re.compile(r"(?:^|\s)\^([A-Za-z0-9-]+)[ \t]*$")
-_FIELD_LINE = re.compile(r"^[ \t]*(?:\*\*|__)?([\w][\w \-/.]*?)(?:\*\*|__)?::[ \t]*(.*?)[ \t]*$")
-_FIELD_INLINE = re.compile(r"[\[(]([\w][\w \-/.]*?)::[ \t]*([^\])\n]*?)[ \t]*[\])]")
+# values are taken greedily and stripped after: `[ \t]*(.*?)[ \t]*$` backtracks quadratically
+_FIELD_LINE = re.compile(r"^[ \t]*(?:\*\*|__)?([\w][\w \-/.]*?)(?:\*\*|__)?::(.*)$")
+_FIELD_INLINE_KEY = re.compile(r"[\[(]([\w][\w \-/.]*?)::")
+_FIELD_INLINE_END = re.compile(r"[\])]")
 _ATOMIC_BLOCKS = {
     "fence": "code",
     "code_block": "code",
@@ -139,20 +146,28 @@ def split_frontmatter(text: str) -> tuple[str | None, str, int]:
 
 def load_yaml(fm: str) -> tuple[dict[str, Any], str | None]:
     """Parsed frontmatter as a JSON-safe dict, or ({}, warning) when it is not a valid mapping."""
+    data, _, warning = _load_frontmatter(fm)
+    return data, warning
+
+
+def _load_frontmatter(fm: str) -> tuple[dict[str, Any], yamlload.Frontmatter, str | None]:
+    empty = yamlload.Frontmatter({})
     try:
-        data = _YAML.load(fm, Loader=_LOADER)
+        loaded = yamlload.load_with_lines(fm)
+    except yamlload.YamlLimitError as exc:
+        return {}, empty, f"frontmatter not read: {exc}; body indexed without it"
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (frontmatter line {mark.line + 1})" if mark is not None else ""
         problem = getattr(exc, "problem", None) or "invalid YAML"
-        return {}, f"broken frontmatter{where}: {problem}; body indexed without it"
+        return {}, empty, f"broken frontmatter{where}: {problem}; body indexed without it"
     except Exception as exc:  # yaml's C loader can raise odd errors on hostile input
-        return {}, f"broken frontmatter: {type(exc).__name__}; body indexed without it"
-    if data is None:
-        return {}, None
-    if not isinstance(data, dict):
-        return {}, "frontmatter is not a key: value mapping; ignored"
-    return {str(k): json_safe(v) for k, v in data.items()}, None
+        return {}, empty, f"broken frontmatter: {type(exc).__name__}; body indexed without it"
+    if loaded.data is None:
+        return {}, empty, None
+    if not isinstance(loaded.data, dict):
+        return {}, empty, "frontmatter is not a key: value mapping; ignored"
+    return {str(k): json_safe(v) for k, v in loaded.data.items()}, loaded, None
 
 
 def json_safe(value: Any) -> Any:
@@ -175,12 +190,19 @@ def parse_note(text: str, rel_path: str) -> ParsedNote:
     warnings: list[str] = []
     fm_text, body, body_line = split_frontmatter(text)
     frontmatter: dict[str, Any] = {}
+    fm = yamlload.Frontmatter({})
     if fm_text is not None:
-        frontmatter, warning = load_yaml(fm_text)
+        frontmatter, fm, warning = _load_frontmatter(fm_text)
         if warning:
             warnings.append(warning)
+    structured = _first_lines(body, MAX_STRUCTURE_LINES)
+    if len(structured) < len(body):
+        warnings.append(
+            f"over {MAX_STRUCTURE_LINES:,} lines: links, tags and headings read from the first "
+            f"{MAX_STRUCTURE_LINES:,} only (all the text is searchable)"
+        )
     try:
-        tokens = _markdown().parse(body)
+        tokens = _markdown().parse(structured)
     except Exception as exc:  # a parser bug must not lose the note
         warnings.append(f"markdown structure not parsed: {type(exc).__name__}")
         tokens = []
@@ -214,29 +236,94 @@ def parse_note(text: str, rel_path: str) -> ParsedNote:
     fm_tag_line = _fm_line(fm_text, "tag") if fm_text is not None else 1
     all_tags = [(t, fm_tag_line) for t in fm_tags if t] + tags
     if fm_text is not None:
-        links.extend(_frontmatter_links(frontmatter, fm_text))
-        fields[:0] = _frontmatter_fields(frontmatter, fm_text)
+        links.extend(_frontmatter_links(fm))
+        fields[:0] = _frontmatter_fields(frontmatter, fm)
+    kept = {
+        name: _capped(items, name, warnings)
+        for name, items in (
+            ("aliases", aliases),
+            ("headings", headings),
+            ("links", links),
+            ("tags", all_tags),
+            ("properties", fields),
+            ("block ids", blocks),
+        )
+    }
     return ParsedNote(
         title=title,
         body=body,
         body_line=body_line,
         frontmatter=frontmatter,
-        aliases=tuple(aliases),
-        headings=tuple(headings),
-        links=tuple(links),
-        tags=tuple(all_tags),
-        fields=tuple(fields),
-        blocks=tuple(blocks),
+        aliases=kept["aliases"],
+        headings=kept["headings"],
+        links=kept["links"],
+        tags=kept["tags"],
+        fields=kept["properties"],
+        blocks=kept["block ids"],
         spans=tuple(spans),
         warnings=tuple(warnings),
     )
 
 
+def plain_text(text: str, rel_path: str, why: str) -> ParsedNote:
+    """A note taken as plain text, without parsing (its parse was stopped): the body is
+    searchable, and there are no properties, links, tags or headings."""
+    _, body, body_line = split_frontmatter(text)
+    return ParsedNote(
+        title=PurePosixPath(rel_path).stem,
+        body=body,
+        body_line=body_line,
+        warnings=(f"indexed as plain text: {why}",),
+    )
+
+
+def _first_lines(text: str, n: int) -> str:
+    """The first `n` lines of `text` (all of it when it is shorter)."""
+    if text.count("\n") < n:
+        return text
+    end = -1
+    for _ in range(n):
+        end = text.index("\n", end + 1)
+    return text[: end + 1]
+
+
+def _capped(items: list[Any], name: str, warnings: list[str]) -> tuple[Any, ...]:
+    """At most MAX_ITEMS of a kind (collectors stop at one more, to know it was over)."""
+    if len(items) > MAX_ITEMS:
+        warnings.append(f"over {MAX_ITEMS:,} {name}: the first {MAX_ITEMS:,} are kept")
+    return tuple(items[:MAX_ITEMS])
+
+
 def _blank_code_spans(content: str) -> str:
-    """Replace inline code (and its backticks) with spaces so offsets stay put."""
+    """Replace inline code (and its backticks) with spaces so offsets stay put.
+
+    A run of backticks opens a span that the next run of the same length closes (CommonMark);
+    a run with no partner is literal. Runs are paired through a per-length index, so text
+    full of unmatched backticks costs linear time, not a rescan per run.
+    """
     if "`" not in content:
         return content
-    return _CODE_SPAN.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), content)
+    runs = [(m.start(), m.end()) for m in _BACKTICKS.finditer(content)]
+    by_length: dict[int, list[int]] = {}
+    for i, (start, end) in enumerate(runs):
+        by_length.setdefault(end - start, []).append(i)
+    out: list[str] = []
+    done = 0  # content[:done] is in `out`
+    i = 0
+    while i < len(runs):
+        start, end = runs[i]
+        same = by_length[end - start]
+        j = bisect_right(same, i)
+        if j == len(same):
+            i += 1
+            continue
+        close = runs[same[j]][1]
+        out.append(content[done:start])
+        out.append(re.sub(r"[^\n]", " ", content[start:close]))
+        done = close
+        i = same[j] + 1
+    out.append(content[done:])
+    return "".join(out)
 
 
 def _scan_inline(
@@ -260,44 +347,90 @@ def _scan_inline(
     def embed_at(pos: int) -> bool:
         return pos > 0 and content[pos - 1] == "!"
 
-    taken: list[tuple[int, int]] = []
+    taken: list[tuple[int, int]] = []  # link spans, in text order
     if "[[" in content:
         for m in _WIKILINK.finditer(content):
+            if len(links) > MAX_ITEMS:
+                break
             taken.append(m.span())
             link = wikilink(m.group(1), embed=embed_at(m.start()), line=line_of(m.start()))
             if link:
                 links.append(link)
     if "](" in content:
+        wiki = list(taken)
         for m in _MDLINK.finditer(content):
-            if any(s <= m.start() < e for s, e in taken):
+            if len(links) > MAX_ITEMS:
+                break
+            if _inside(wiki, m.start()):
                 continue
             taken.append(m.span())
             link = _markdown_link(m.group(2), m.group(1), embed_at(m.start()), line_of(m.start()))
             if link:
                 links.append(link)
+        taken = _merged(taken)
     if "#" in content:
         for m in _TAG.finditer(content):
+            if len(tags) > MAX_ITEMS:
+                break
             start = m.start()
             if start and not (content[start - 1].isspace() or content[start - 1] in "(,"):
                 continue
             tag = m.group(1).rstrip("/")
-            if tag and not tag.isdigit() and not any(s <= start < e for s, e in taken):
+            if tag and not tag.isdigit() and not _inside(taken, start):
                 tags.append((tag, line_of(m.start())))
     if "::" in content:
         for i, text_line in enumerate(content.split("\n")):
-            if "::" not in text_line:
+            if "::" not in text_line or len(fields) > MAX_ITEMS:
                 continue
             full = _FIELD_LINE.match(text_line)
             if full and "[" not in full.group(1):
-                fields.append(Field(full.group(1).strip(), full.group(2), line0 + i, "inline"))
+                value = full.group(2).strip(" \t")
+                fields.append(Field(full.group(1).strip(), value, line0 + i, "inline"))
                 continue
-            for m in _FIELD_INLINE.finditer(text_line):
-                fields.append(Field(m.group(1).strip(), m.group(2), line0 + i, "inline"))
-    if "^" in content:
+            fields.extend(_inline_fields(text_line, line0 + i))
+    if "^" in content and len(blocks) <= MAX_ITEMS:
         last = content.rstrip("\n").rsplit("\n", 1)[-1]
         block = _BLOCK_ID.search(last)
         if block:
             blocks.append((block.group(1), line0 + content.rstrip("\n").count("\n")))
+
+
+def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Sorted spans with overlapping ones joined (a markdown link can wrap a wikilink)."""
+    out: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if out and start < out[-1][1]:
+            out[-1] = (out[-1][0], max(end, out[-1][1]))
+        else:
+            out.append((start, end))
+    return out
+
+
+def _inside(spans: list[tuple[int, int]], pos: int) -> bool:
+    """Is `pos` inside one of the sorted, non-overlapping `spans`? (binary search: a note can
+    hold thousands of links, and each tag and markdown link is checked against them)"""
+    i = bisect_right(spans, (pos, float("inf"))) - 1
+    return i >= 0 and spans[i][0] <= pos < spans[i][1]
+
+
+def _inline_fields(text_line: str, line: int) -> list[Field]:
+    """Dataview `[key:: value]` / `(key:: value)` fields of one line: each value runs to the
+    first `]` or `)` after its key (found by binary search, so a line of unclosed fields
+    costs linear time)."""
+    ends = [m.start() for m in _FIELD_INLINE_END.finditer(text_line)]
+    out: list[Field] = []
+    pos = 0
+    while len(out) <= MAX_ITEMS:
+        m = _FIELD_INLINE_KEY.search(text_line, pos)
+        if m is None:
+            break
+        i = bisect_left(ends, m.end())
+        if i == len(ends):
+            break  # no closing bracket after this key, so none after any later key either
+        value = text_line[m.end() : ends[i]].strip(" \t")
+        out.append(Field(m.group(1).strip(), value, line, "inline"))
+        pos = ends[i] + 1
+    return out
 
 
 def wikilink(inner: str, embed: bool, line: int, kind: str = "wikilink") -> Link | None:
@@ -356,40 +489,35 @@ def _string_list(value: Any) -> list[str]:
     return [str(v).strip() for v in items if v is not None and str(v).strip()]
 
 
-def _walk_strings(value: Any) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, list):
-        for v in value:
-            yield from _walk_strings(v)
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from _walk_strings(v)
-
-
 def _fm_line(fm_text: str, needle: str) -> int:
     """Line of `needle` in the file, counting the opening `---` as line 1."""
     pos = fm_text.find(needle)
     return 2 + fm_text.count("\n", 0, pos) if pos >= 0 else 1
 
 
-def _frontmatter_links(frontmatter: dict[str, Any], fm_text: str) -> list[Link]:
-    out = []
-    for text in _walk_strings(frontmatter):
+def _frontmatter_links(fm: yamlload.Frontmatter) -> list[Link]:
+    out: list[Link] = []
+    for text, start in fm.link_values:
         for m in _WIKILINK.finditer(text):
-            line = _fm_line(fm_text, m.group(0))
-            link = wikilink(m.group(1), embed=False, line=line, kind="frontmatter")
+            if len(out) > MAX_ITEMS:
+                return out
+            # a multi-line value is a block scalar (`|`): its lines follow the indicator's
+            within = 1 + text.count("\n", 0, m.start()) if "\n" in text else 0
+            link = wikilink(m.group(1), embed=False, line=2 + start + within, kind="frontmatter")
             if link:
                 out.append(link)
     return out
 
 
-def _frontmatter_fields(frontmatter: dict[str, Any], fm_text: str) -> list[Field]:
-    out = []
+def _frontmatter_fields(frontmatter: dict[str, Any], fm: yamlload.Frontmatter) -> list[Field]:
+    out: list[Field] = []
     for key, value in frontmatter.items():
-        line = _fm_line(fm_text, f"{key}:")
+        key_line = fm.key_lines.get(key)
+        line = 1 if key_line is None else 2 + key_line
         values = value if isinstance(value, list) else [value]
         for v in values:
+            if len(out) > MAX_ITEMS:
+                return out
             if isinstance(v, dict | list):
                 v = json.dumps(v, ensure_ascii=False)
             out.append(

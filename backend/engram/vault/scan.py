@@ -1,13 +1,22 @@
-"""Walk a collection's folder: glob masks, ignore rules, symlink loops."""
+"""Walk a collection's folder: glob masks, ignore rules, symlinks.
+
+Symlinks are never followed: a file is indexed once, under its real path. A symlink whose
+target is inside the collection is skipped quietly (the target is indexed where it is); one
+whose target resolves outside the collection's root is skipped with a warning, as every read
+and write refuses it (`fsio.safe_join`, the one vault boundary).
+"""
 
 from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Callable, Iterator
 from functools import lru_cache
 from pathlib import Path
 from typing import NamedTuple
+
+from .fsio import UnsafePathError, safe_join
 
 # Obsidian hides every dot-folder (.obsidian, .trash, .git, a custom config folder); so do we.
 ALWAYS_IGNORED_DIRS = frozenset({"node_modules", "__pycache__"})
@@ -101,7 +110,7 @@ def scan(
 ) -> Iterator[FileStat]:
     """Yield every file under `root` matching `pattern` and no ignore glob, in sorted order.
 
-    Symlinked folders are followed once (a loop is cut and reported); unreadable entries are
+    Symlinks are skipped (one pointing outside `root` is reported); unreadable entries are
     reported through `warn(rel, message)` and skipped.
     """
     seen: set[tuple[int, int]] = set()
@@ -112,7 +121,7 @@ def scan(
             warn("", f"cannot read collection folder {root}: {exc.strerror}")
         return
     seen.add((st.st_dev, st.st_ino))
-    yield from _walk(root, "", pattern, ignore, seen, warn)
+    yield from _walk(root, "", pattern, ignore, seen, warn, root)
 
 
 def _walk(
@@ -122,6 +131,7 @@ def _walk(
     ignore: tuple[str, ...],
     seen: set[tuple[int, int]],
     warn: Callable[[str, str], None] | None,
+    root: Path,
 ) -> Iterator[FileStat]:
     try:
         with os.scandir(folder) as it:
@@ -132,9 +142,17 @@ def _walk(
         return
     for entry in entries:
         rel = f"{rel_folder}/{entry.name}" if rel_folder else entry.name
+        if not utf8_name(entry.name):
+            if warn and not entry.name.startswith("."):
+                warn(rel.encode("utf-8", "replace").decode(), "name is not valid UTF-8; skipped")
+            continue
         try:
-            is_dir = entry.is_dir()
-            st = entry.stat()
+            if entry.is_symlink():
+                if warn and _listed(entry, rel, pattern, ignore) and not stays_inside(root, rel):
+                    warn(rel, "symlink to outside the collection skipped")
+                continue
+            is_dir = entry.is_dir(follow_symlinks=False)
+            st = entry.stat(follow_symlinks=False)
         except OSError as exc:
             if warn:
                 warn(rel, f"unreadable entry skipped: {exc.strerror}")
@@ -145,11 +163,67 @@ def _walk(
             key = (st.st_dev, st.st_ino)
             if key in seen:
                 if warn:
-                    warn(rel, "symlink loop skipped")
+                    warn(rel, "folder loop skipped (a bind mount?)")
                 continue
-            seen.add(key)
-            yield from _walk(Path(entry.path), rel, pattern, ignore, seen, warn)
-        elif entry.name.startswith("."):
+            seen.add(key)  # a bind mount can still loop
+            yield from _walk(Path(entry.path), rel, pattern, ignore, seen, warn, root)
+        elif entry.name.startswith(".") or not entry.is_file(follow_symlinks=False):
             continue
         elif matches(pattern, rel) and not (ignore and is_ignored(rel, ignore)):
             yield FileStat(rel, entry.path, st.st_mtime_ns, st.st_size)
+
+
+def _listed(entry: os.DirEntry[str], rel: str, pattern: str, ignore: tuple[str, ...]) -> bool:
+    """Would the walk have used this entry, were it not a symlink? (Only those are reported.)"""
+    if entry.name.startswith(".") or (ignore and is_ignored(rel, ignore)):
+        return False
+    try:
+        return entry.is_dir() or matches(pattern, rel)
+    except OSError:
+        return matches(pattern, rel)
+
+
+def utf8_name(name: str) -> bool:
+    """Is a file name valid UTF-8? (Undecodable bytes arrive as lone surrogates, which the
+    index, JSON and every client refuse.)"""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def stays_inside(root: Path, rel: str) -> bool:
+    """True when `root/rel`, symlinks resolved, stays inside `root` (a dangling or looping
+    link counts as inside: it reads nothing)."""
+    try:
+        safe_join(root, rel)
+    except UnsafePathError:
+        return False
+    except (OSError, RuntimeError, ValueError):
+        return True
+    return True
+
+
+def stat_file(root: Path, rel: str, warn: Callable[[str, str], None]) -> os.stat_result | None:
+    """The stat of `root/rel` when it is a regular file reached through no symlink, as the
+    folder walk would list it; None otherwise (a symlink out of `root` is reported)."""
+    if not utf8_name(rel):
+        return None
+    try:
+        real = safe_join(root, rel)
+    except UnsafePathError:
+        warn(rel, "symlink to outside the collection skipped")
+        return None
+    except (OSError, RuntimeError, ValueError):
+        return None
+    if real != root.resolve() / rel:
+        return None  # a path through a symlink: its target is indexed under its own path
+    try:
+        st = os.lstat(real)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        warn(rel, f"unreadable: {exc.strerror}")
+        return None
+    return st if stat.S_ISREG(st.st_mode) else None
