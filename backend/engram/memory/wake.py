@@ -145,12 +145,12 @@ def save_checkpoint(vault_root: Path, cp: Checkpoint) -> Path:
     """Write the checkpoint and its history copy atomically, raise the dirty flag."""
     folder = state_dir(vault_root)
     text = json.dumps(cp.to_dict(), indent=2, ensure_ascii=False) + "\n"
-    write_file(folder / LAST, text.encode("utf-8"))
+    write_file(folder / LAST, text.encode("utf-8"), private=True)
     history = folder / HISTORY
-    write_file(history / f"{cp.timestamp:%Y%m%dT%H%M%SZ}.json", text.encode("utf-8"))
+    write_file(history / f"{cp.timestamp:%Y%m%dT%H%M%SZ}.json", text.encode("utf-8"), private=True)
     for old in sorted(history.glob("*.json"))[:-KEEP_HISTORY]:
         old.unlink(missing_ok=True)
-    write_file(folder / DIRTY, (iso(cp.timestamp) + "\n").encode("utf-8"))
+    write_file(folder / DIRTY, (iso(cp.timestamp) + "\n").encode("utf-8"), private=True)
     return folder / LAST
 
 

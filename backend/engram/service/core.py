@@ -152,7 +152,7 @@ class Core:
         if path.parent == self.settings.config_dir:  # ours (a --config file's folder is not)
             private_dir(path.parent)
         try:  # another command may have changed the file since: never undo its change
-            write_file(path, config.dump_config(raw).encode("utf-8"), before)
+            write_file(path, config.dump_config(raw).encode("utf-8"), before, private=True)
         except ConflictError:
             raise ConflictError(
                 f"{path} changed while this command ran; nothing was written", "run it again"

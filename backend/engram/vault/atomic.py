@@ -90,15 +90,20 @@ def snapshot(path: Path) -> Snapshot:
     return Snapshot(data, sha, text, data.startswith(BOM.encode()))
 
 
-def write_file(path: Path, data: bytes, expected: str | None = None) -> str:
+def write_file(
+    path: Path, data: bytes, expected: str | None = None, private: bool = False
+) -> str:
     """Write `path` atomically; return the new hash.
 
     `expected`: None writes whatever is there (Engram's own state files); "" means the file
     must not exist yet; a sha256 means the file must still have it (else ConflictError).
+    `private`: the file is only for its owner (mode 0600), whatever mode it had.
     """
     with name_errors(path):
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = stage(path.parent, data, like=path if expected != "" else None)
+        if private:
+            os.chmod(tmp, 0o600)
         try:
             if expected is None:
                 os.replace(tmp, path)
