@@ -90,9 +90,7 @@ def snapshot(path: Path) -> Snapshot:
     return Snapshot(data, sha, text, data.startswith(BOM.encode()))
 
 
-def write_file(
-    path: Path, data: bytes, expected: str | None = None, private: bool = False
-) -> str:
+def write_file(path: Path, data: bytes, expected: str | None = None, private: bool = False) -> str:
     """Write `path` atomically; return the new hash.
 
     `expected`: None writes whatever is there (Engram's own state files); "" means the file
