@@ -179,7 +179,11 @@ def rank(
     click.echo(_dim(found.method))
     for n in found.notes:
         mark = "*" if n.hit else " "
-        click.echo(f"{n.rank:>3}. {n.score:.3f} {mark} {n.path}  {_dim(f'<- {n.backlinks}')}")
+        why = f"<- {n.backlinks}"
+        if n.topic_backlinks is not None:
+            match = f"relevance {n.relevance:.2f}" if n.relevance is not None else "a link away"
+            why = f"{match}, linked from {n.topic_backlinks} of {found.topic_size}, {why} in all"
+        click.echo(f"{n.rank:>3}. {n.score:.3f} {mark} {n.path}  {_dim(why)}")
 
 
 @graph.command()
