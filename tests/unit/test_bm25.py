@@ -114,3 +114,11 @@ def test_required_phrase_and_exclusion_restrict_without_changing_scores(conn: An
     assert {h.id: h.bm25 for h in not_fish} == {1: every[1], 3: every[3]}
     phrase = bm25.search(conn, parse_query('cat "dog bird"'), None, False)
     assert [h.id for h in phrase] == [1]
+
+
+@pytest.mark.parametrize("words", ["cat", "cat dog"])
+def test_filters_select_documents_without_changing_scores(conn: Any, words: str) -> None:
+    _load(conn, [("cat", "dog bird"), ("cat", "dog fish"), ("sun", "cat moon")])
+    every = {h.id: h.bm25 for h in bm25.search(conn, parse_query(words), None, False)}
+    only = bm25.search(conn, parse_query(f"{words} path:2"), None, False)
+    assert [(h.id, h.bm25) for h in only] == [(2, every[2])]
