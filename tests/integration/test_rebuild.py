@@ -60,6 +60,18 @@ def test_a_deleted_index_is_rebuilt_with_the_same_search_results(example: Engram
     assert not (path.parent / f"{path.stem}.rebuild.sqlite").exists()
 
 
+def test_a_damaged_index_file_is_replaced(example: Engram) -> None:
+    before = answers(example)
+    path = example.settings.db_path
+    example.close()
+    rebuild.remove(path)
+    path.write_bytes(b"not a database, " * 512)
+    (path.parent / f"{path.name}-wal").write_bytes(b"stale" * 100)  # must not be replayed
+    report = example.rebuild()
+    assert report.restored and "could not be read" in " ".join(report.notes)
+    assert answers(example) == before
+
+
 def test_rebuild_keeps_vectors_and_embeds_nothing_again(
     example: Engram, fake: FakeEmbedder
 ) -> None:

@@ -145,6 +145,8 @@ class RebuildMixin(MemoryMixin, SemanticMixin):
             store.exclusive(self.settings.db_path).close()
         except store.InUseError:
             raise ConflictError("another process has the index open", IN_USE_HINT) from None
+        except store.Unreadable:
+            pass  # damaged: what a rebuild is for (carrying over will say so)
 
     def _rechunk(self, progress: Progress | None, notes: list[str]) -> int | None:
         """Chunk every document again with the model the kept vectors came from; passages

@@ -54,6 +54,10 @@ class InUseError(Exception):
     """Another connection has the index open."""
 
 
+class Unreadable(Exception):
+    """The old index file cannot be read (damaged, or not an index)."""
+
+
 def remove(path: Path) -> None:
     """Delete an index file and its SQLite side files (a crashed rebuild's leftovers)."""
     for name in ("", *SIDE_FILES):
@@ -76,10 +80,6 @@ class Carried:
 
     rows: dict[str, int]
     fact_ids: frozenset[str]
-
-
-class Unreadable(Exception):
-    """The old index file cannot be read (damaged, or not an index)."""
 
 
 def carry_over(conn: Any, old: Path) -> Carried:
@@ -171,17 +171,21 @@ def exclusive(path: Path, busy_ms: int = 2000) -> Any:
     """A connection holding the index file exclusively, or InUseError: in WAL mode every open
     connection keeps a shared lock, so this fails while any process has the index open. The
     file is left in rollback-journal mode: its WAL is checkpointed and removed."""
-    conn = sqlite_module().connect(str(path), isolation_level=None, timeout=busy_ms / 1000)
+    mod = sqlite_module()
+    conn = mod.connect(str(path), isolation_level=None, timeout=busy_ms / 1000)
     try:
         conn.execute("PRAGMA locking_mode = EXCLUSIVE")
         conn.execute("BEGIN EXCLUSIVE")
         conn.execute("COMMIT")  # the lock stays: exclusive mode never gives it back
         conn.execute("PRAGMA journal_mode = DELETE")
-    except Exception as exc:
+    except mod.OperationalError as exc:
         conn.close()
         if "locked" in str(exc) or "busy" in str(exc):
             raise InUseError(str(exc)) from None
-        raise
+        raise Unreadable(str(exc)) from None
+    except mod.DatabaseError as exc:  # not a database at all
+        conn.close()
+        raise Unreadable(str(exc)) from None
     return conn
 
 
@@ -199,20 +203,22 @@ def swap(new: Path, old: Path) -> None:
     """Put the sealed index `new` in the place of `old` in one rename, then make it durable.
 
     While `old` exists its exclusive lock is held across the rename, so no process opens the
-    old file's WAL for the new one. Leftover side files of a missing `old` are removed: a
-    stale WAL would be replayed into the new index.
+    old file's WAL for the new one. Side files of a missing or unreadable `old` are removed:
+    a stale WAL would be replayed into the new index.
     """
+    holder = None
     if old.exists():
-        holder = exclusive(old)
-        try:
-            os.replace(new, old)
-        finally:
-            holder.close()
-    else:
-        for suffix in SIDE_FILES:
-            with contextlib.suppress(FileNotFoundError):
-                (old.parent / (old.name + suffix)).unlink()
+        with contextlib.suppress(Unreadable):  # a damaged file: nothing can be using it
+            holder = exclusive(old)
+    try:
+        if holder is None:
+            for suffix in SIDE_FILES:
+                with contextlib.suppress(FileNotFoundError):
+                    (old.parent / (old.name + suffix)).unlink()
         os.replace(new, old)
+    finally:
+        if holder is not None:
+            holder.close()
     _fsync(old.parent)
 
 
