@@ -20,7 +20,7 @@ from engram.models.fake import FakeEmbedder
 from engram.server.discovery import IndexLock
 from engram.service import Engram
 from engram.store import admin, rebuild, vectors
-from engram.store.db import Database
+from engram.store.db import Database, sqlite_module
 from tests.conftest import write_tree
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "fixtures" / "vaults" / "example"
@@ -117,6 +117,32 @@ def test_rebuild_refuses_while_another_connection_has_the_index_open(example: En
         other.close()
     assert answers(example) == before  # untouched and usable
     assert example.rebuild().update.added == 11
+
+
+def test_during_a_rebuild_the_old_index_reads_but_holds_writes_off(example: Engram) -> None:
+    """Another process keeps searching the old index; a write it tried would land in a file
+    about to be replaced, so it waits (here: gives up) instead of being lost."""
+    path = example.settings.db_path
+    seen: list[tuple[int, str]] = []
+
+    def meanwhile(phase: str, done: int, total: int) -> None:
+        if seen:
+            return
+        other = sqlite_module().connect(str(path), isolation_level=None, timeout=0.2)
+        try:
+            count = other.execute("SELECT count(*) FROM documents").fetchone()[0]
+            try:
+                other.execute("INSERT INTO fact_access (id, access_count) VALUES ('x', 1)")
+                outcome = "written"
+            except sqlite_module().OperationalError as exc:
+                outcome = str(exc)
+        finally:
+            other.close()
+        seen.append((count, outcome))
+
+    example.rebuild(progress=meanwhile)
+    assert seen == [(11, "database is locked")]
+    assert example.db.conn.execute("SELECT count(*) FROM fact_access").fetchone()[0] == 0
 
 
 def test_every_table_is_rebuilt_or_carried(tmp_path: Path, fake: FakeEmbedder) -> None:

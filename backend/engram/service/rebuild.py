@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from engram.config import Settings
 from engram.errors import ConflictError, UnavailableError
 from engram.service.memory import MemoryMixin
 from engram.service.semantic import SemanticMixin
@@ -87,27 +88,62 @@ class RebuildMixin(MemoryMixin, SemanticMixin):
         """Make every derived table again from the files in a new index file and swap it in;
         ConflictError while another process has the index open."""
         started = time.perf_counter()
-        old = self.settings.db_path
-        self.close()  # this process's own connections must not hold the old file
-        exists = old.exists()
-        if exists:
-            self._require_exclusive()
+        path = self.settings.db_path
         build = replace(self.settings, index_name=f"{self.settings.index_name}.rebuild")
+        self.close()  # this process's own connections must not hold the old file
+        notes: list[str] = []
+        old = self._old_index(notes) if path.exists() else None
+        try:
+            report = self._build(build, old, progress, notes)
+            if old is None:
+                store.replace_missing(build.db_path, path)
+            else:
+                try:
+                    old.replace_with(build.db_path)
+                except store.InUseError:
+                    store.remove(build.db_path)
+                    raise ConflictError(
+                        "another process used the index during the rebuild; it is unchanged",
+                        IN_USE_HINT,
+                    ) from None
+        finally:
+            if old is not None:
+                old.close()
+        self._vindex = None  # in-process caches keyed by generations the new file restarts
+        self.__dict__.pop("_graph_cache", None)
+        return replace(report, notes=tuple(notes), seconds=time.perf_counter() - started)
+
+    def _old_index(self, notes: list[str]) -> store.OldIndex | None:
+        try:
+            return store.OldIndex(self.settings.db_path)
+        except store.InUseError:
+            raise ConflictError("another process has the index open", IN_USE_HINT) from None
+        except store.Unreadable as exc:
+            notes.append(
+                f"the old index could not be read ({exc}): sync bookkeeping, access counts "
+                "and vectors start afresh (engram sync resyncs facts)"
+            )
+            return None
+
+    def _build(
+        self,
+        build: Settings,
+        old: store.OldIndex | None,
+        progress: Progress | None,
+        notes: list[str],
+    ) -> RebuildReport:
+        """The new index, complete and sealed, at `build.db_path`."""
         store.remove(build.db_path)  # what a crashed rebuild left
         builder = type(self)(build, embedder=self._embedder)
         builder.clock = self.clock
-        notes: list[str] = []
         try:
             carried = store.Carried({}, frozenset())
-            if exists:
+            if old is not None:
                 try:
-                    carried = store.carry_over(builder.db.conn, old)
+                    carried = store.carry_over(builder.db.conn, old.path)
                 except store.Unreadable as exc:
-                    notes.append(
-                        f"the old index could not be read ({exc}): sync bookkeeping, access "
-                        "counts and vectors start afresh (engram sync resyncs facts)"
-                    )
-            report = builder.update(
+                    notes.append(f"the old index could not be read ({exc}): nothing kept")
+            update = builder.update(
                 progress=(lambda done, total: progress("indexing", done, total))
                 if progress
                 else None
@@ -115,38 +151,23 @@ class RebuildMixin(MemoryMixin, SemanticMixin):
             with builder.db.write() as conn:
                 queued = store.queue_deletes(conn, set(carried.fact_ids) - store.fact_ids(conn))
             chunks = builder._rechunk(progress, notes) if carried.rows.get("vectors") else None
-            to_embed = vectors.queue_size(builder.db.conn)
-        finally:
+            report = RebuildReport(
+                update,
+                carried.rows,
+                not carried.rows,
+                chunks,
+                vectors.queue_size(builder.db.conn),
+                queued,
+                (),
+                0.0,
+            )
+        except BaseException:
             builder.close()
-        store.seal(build.db_path)
-        try:
-            store.swap(build.db_path, old)
-        except store.InUseError:
             store.remove(build.db_path)
-            raise ConflictError(
-                "another process opened the index during the rebuild; it is unchanged",
-                IN_USE_HINT,
-            ) from None
-        self._vindex = None  # in-process caches keyed by generations the new file restarts
-        self.__dict__.pop("_graph_cache", None)
-        return RebuildReport(
-            report,
-            carried.rows,
-            not carried.rows,
-            chunks,
-            to_embed,
-            queued,
-            tuple(notes),
-            time.perf_counter() - started,
-        )
-
-    def _require_exclusive(self) -> None:
-        try:
-            store.exclusive(self.settings.db_path).close()
-        except store.InUseError:
-            raise ConflictError("another process has the index open", IN_USE_HINT) from None
-        except store.Unreadable:
-            pass  # damaged: what a rebuild is for (carrying over will say so)
+            raise
+        builder.close()
+        store.seal(build.db_path)
+        return report
 
     def _rechunk(self, progress: Progress | None, notes: list[str]) -> int | None:
         """Chunk every document again with the model the kept vectors came from; passages

@@ -100,8 +100,11 @@ class Database:
         self._lock = threading.Lock()
         self._all: list[Any] = []
         path.parent.mkdir(parents=True, exist_ok=True)
-        with self.write() as conn:
-            migrations.apply(conn)
+        with self.read() as conn:
+            behind = migrations.pending(conn)
+        if behind:
+            with self.write() as conn:
+                migrations.apply(conn)
 
     @property
     def conn(self) -> Any:

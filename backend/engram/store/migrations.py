@@ -317,6 +317,18 @@ MIGRATIONS: list[Callable[[Any], None]] = [
 ]
 
 
+def pending(conn: Any) -> bool:
+    """True when some migration is not applied yet (read-only: opening an index that is up to
+    date takes no write lock, so it never waits behind a writer)."""
+    row = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_migrations'"
+    ).fetchone()
+    if row is None:
+        return True
+    done = {r[0] for r in conn.execute("SELECT name FROM _migrations")}
+    return any(m.__name__ not in done for m in MIGRATIONS)
+
+
 def apply(conn: Any) -> list[str]:
     """Apply every migration not yet recorded; return the names applied now."""
     conn.execute(

@@ -83,13 +83,10 @@ class Carried:
 
 
 def carry_over(conn: Any, old: Path) -> Carried:
-    """Copy the kept tables' rows from the index file `old` into this new, empty index.
-
-    The old file is brought to the current schema first (as any command opening it would),
-    then only read. Unreadable when it cannot be.
-    """
+    """Copy the kept tables' rows from the index file `old` (at the current schema: OldIndex
+    saw to it) into this new, empty index; the old file is only read. Unreadable when it
+    cannot be."""
     try:
-        Database(old).close()
         conn.execute("ATTACH DATABASE ? AS old", (str(old),))
     except sqlite_module().DatabaseError as exc:
         raise Unreadable(str(exc)) from None
@@ -104,7 +101,7 @@ def carry_over(conn: Any, old: Path) -> Carried:
 def _copy(conn: Any) -> Carried:
     have = tables(conn, "old")
     rows: dict[str, int] = {}
-    conn.execute("BEGIN IMMEDIATE")
+    conn.execute("BEGIN")  # deferred: IMMEDIATE would want the old file's write lock too
     try:
         for table in KEPT:
             if table in have:
@@ -167,26 +164,69 @@ def queue_deletes(conn: Any, ids: set[str]) -> int:
     return queued
 
 
-def exclusive(path: Path, busy_ms: int = 2000) -> Any:
-    """A connection holding the index file exclusively, or InUseError: in WAL mode every open
-    connection keeps a shared lock, so this fails while any process has the index open. The
-    file is left in rollback-journal mode: its WAL is checkpointed and removed."""
-    mod = sqlite_module()
-    conn = mod.connect(str(path), isolation_level=None, timeout=busy_ms / 1000)
-    try:
+class OldIndex:
+    """The index a rebuild replaces: it keeps answering reads while the new one is built, its
+    writes are held off (a write would land in a file about to be replaced), and it is swapped
+    out in one rename once nothing else has it open."""
+
+    def __init__(self, path: Path, busy_ms: int = 2000) -> None:
+        """InUseError while another process has the index open; Unreadable when damaged."""
+        self.path = path
+        self._mod = sqlite_module()
+        self._busy = busy_ms / 1000
+        self._exclusive().close()  # nobody else has it open now
+        try:
+            Database(path).close()  # the current schema: migrations write, so before the hold
+        except self._mod.DatabaseError as exc:
+            raise Unreadable(str(exc)) from None
+        self._conn: Any = self._mod.connect(str(path), isolation_level=None, timeout=self._busy)
+        self._conn.execute("BEGIN IMMEDIATE")
+        self._version = self._data_version()
+
+    def _exclusive(self) -> Any:
+        """A connection with the file to itself: in WAL mode every open connection holds a
+        shared lock, so an exclusive one is refused while any process has the index open."""
+        conn = self._mod.connect(str(self.path), isolation_level=None, timeout=self._busy)
+        try:
+            conn.execute("PRAGMA locking_mode = EXCLUSIVE")
+            conn.execute("BEGIN EXCLUSIVE")
+            conn.execute("COMMIT")  # the lock stays: exclusive mode never gives it back
+        except self._mod.DatabaseError as exc:
+            conn.close()
+            if "locked" in str(exc) or "busy" in str(exc):
+                raise InUseError(str(exc)) from None
+            raise Unreadable(str(exc)) from None
+        return conn
+
+    def _data_version(self) -> int:
+        """Changes whenever another connection commits to the file."""
+        return int(self._conn.execute("PRAGMA data_version").fetchone()[0])
+
+    def replace_with(self, new: Path) -> None:
+        """Rename the sealed index `new` over this one, holding this file exclusively across
+        the rename so no process opens its WAL for the new file. InUseError (nothing replaced)
+        when another process has it open, or wrote to it between the hold and the swap."""
+        conn = self._conn
+        conn.execute("COMMIT")
         conn.execute("PRAGMA locking_mode = EXCLUSIVE")
-        conn.execute("BEGIN EXCLUSIVE")
-        conn.execute("COMMIT")  # the lock stays: exclusive mode never gives it back
-        conn.execute("PRAGMA journal_mode = DELETE")
-    except mod.OperationalError as exc:
-        conn.close()
-        if "locked" in str(exc) or "busy" in str(exc):
+        try:
+            conn.execute("BEGIN EXCLUSIVE")
+            conn.execute("COMMIT")
+        except self._mod.OperationalError as exc:
             raise InUseError(str(exc)) from None
-        raise Unreadable(str(exc)) from None
-    except mod.DatabaseError as exc:  # not a database at all
-        conn.close()
-        raise Unreadable(str(exc)) from None
-    return conn
+        if self._data_version() != self._version:
+            raise InUseError("the index was written to during the rebuild")
+        conn.execute("PRAGMA journal_mode = DELETE")  # checkpoint and remove the old WAL
+        os.replace(new, self.path)
+        self.close()
+        _fsync(self.path.parent)
+
+    def close(self) -> None:
+        """Let go of the old file (a rebuild that failed leaves it as it was)."""
+        if self._conn is not None:
+            with contextlib.suppress(Exception):
+                self._conn.close()
+            self._conn = None
 
 
 def seal(path: Path) -> None:
@@ -199,26 +239,13 @@ def seal(path: Path) -> None:
     _fsync(path)
 
 
-def swap(new: Path, old: Path) -> None:
-    """Put the sealed index `new` in the place of `old` in one rename, then make it durable.
-
-    While `old` exists its exclusive lock is held across the rename, so no process opens the
-    old file's WAL for the new one. Side files of a missing or unreadable `old` are removed:
-    a stale WAL would be replayed into the new index.
-    """
-    holder = None
-    if old.exists():
-        with contextlib.suppress(Unreadable):  # a damaged file: nothing can be using it
-            holder = exclusive(old)
-    try:
-        if holder is None:
-            for suffix in SIDE_FILES:
-                with contextlib.suppress(FileNotFoundError):
-                    (old.parent / (old.name + suffix)).unlink()
-        os.replace(new, old)
-    finally:
-        if holder is not None:
-            holder.close()
+def replace_missing(new: Path, old: Path) -> None:
+    """Put the sealed index `new` where there is no usable index: side files left beside a
+    missing or damaged one go first (a stale WAL would be replayed into the new index)."""
+    for suffix in SIDE_FILES:
+        with contextlib.suppress(FileNotFoundError):
+            (old.parent / (old.name + suffix)).unlink()
+    os.replace(new, old)
     _fsync(old.parent)
 
 
