@@ -175,7 +175,7 @@ def main() -> None:
     timed("build networkx graph", lambda: VaultGraph(*nodes))
     timed("build note finder (names, titles, aliases)", lambda: NoteFinder(
         store.lookup_rows(conn, "bench")))  # fmt: skip
-    g = timed("graph build through the facade (all above)", lambda: e._vault("bench")[1].graph,
+    g = timed("graph build through the facade (all above)", lambda: e._graph_of("bench")[1].graph,
               "<= 2 s")  # fmt: skip
     print(f"  {len(g)} nodes, {g.edge_count} edges")
     timed("undirected view", g.undirected)
@@ -195,7 +195,7 @@ def main() -> None:
     repeated("outgoing links", lambda i: e.links(picks[i]), 200)
     repeated("neighbors depth 2", lambda i: e.neighbors(picks[i], 2), 50)
     repeated("shortest path", lambda i: e.path(picks[i], picks[-1 - i]), 50)
-    repeated("rank --about (BM25 + personalised PageRank)", lambda i: e.rank(
+    repeated("rank --about (BM25 + PageRank among the hits)", lambda i: e.rank(
         about=WORDS[i % len(WORDS)]), 10)  # fmt: skip
     timed("unresolved links", lambda: e.unresolved("bench"))
     e.close()

@@ -112,6 +112,23 @@ describe("fact panel", () => {
 		expect(a.reindex).toHaveBeenCalledWith("a.md");
 	});
 
+	it.each([
+		[{ chunks: 0, embedded: false }, "not embedded yet (run engram embed)"],
+		[{ chunks: 4, embedded: false }, "not embedded yet (run engram embed)"],
+		[{ chunks: 1, embedded: true }, "yes, 1 passage"],
+		[{ chunks: 4, embedded: true }, "yes, 4 passages"],
+		[{ chunks: 0, embedded: true }, "nothing to embed"],
+	])("says how far an indexed note is embedded: %o", (state, text) => {
+		const el = createDiv();
+		const coverage = { indexed: true, indexedAt: "2025-01-02T03:04:05Z", ...state };
+		renderPanel(el, { kind: "ready", meta: meta({ coverage }), canStore: false, busy: false }, actions());
+		const fields = Object.fromEntries(
+			Array.from(el.querySelectorAll(".engram-field")).map((f) => [f.querySelector(".engram-field-label")?.textContent, f.querySelector(".engram-field-value")?.textContent]),
+		);
+		expect(fields.Embedded).toBe(text);
+		expect(fields.Chunks).toBeUndefined(); // "Chunks: 0" read as broken
+	});
+
 	it("disables actions while busy and Archive for an archived fact", () => {
 		const el = createDiv();
 		renderPanel(el, { kind: "ready", meta: meta({ fact: { ...fact, lifecycleState: "archived" } }), canStore: true, busy: false }, actions());
@@ -162,6 +179,10 @@ describe("status bar and status modal", () => {
 		const rows = Object.fromEntries(Array.from(el.querySelectorAll("tr")).map((r) => [r.querySelector("th")?.textContent, r.querySelector("td")?.textContent]));
 		expect(rows.Notes).toBe("12");
 		expect(rows.Embedded).toBe("20 of 30");
+		const fresh = createDiv();
+		renderStatusDetails(fresh, { state: stateFromStatus({ ...STATUS, chunks: 0, embedded: 0 }), discovery: null, process: null, command: "engram", pendingChanges: 0 }, acts);
+		const freshRows = Object.fromEntries(Array.from(fresh.querySelectorAll("tr")).map((r) => [r.querySelector("th")?.textContent, r.querySelector("td")?.textContent]));
+		expect(freshRows.Embedded).toBe("not embedded yet (run engram embed)");
 		expect(rows.Embedding).toBe("embeddinggemma (loaded)");
 		expect(rows.Generator).toBe("not configured");
 		expect(el.querySelector(".engram-error")?.textContent).toContain("could not parse x.md");

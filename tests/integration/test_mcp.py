@@ -208,7 +208,8 @@ async def test_every_tool_returns_real_content(vault: Path, tmp_path: Path) -> N
         chain = json.loads(await call(s, "graph_path", source="Ana Ruiz", target="Kenji Sato"))
         assert chain["found"] is True and chain["length"] >= 1
         ranked = json.loads(await call(s, "graph_rank", about="pricing", limit=5))
-        assert ranked["method"] == "personalised PageRank" and 1 <= len(ranked["notes"]) <= 5
+        assert ranked["method"].startswith("PageRank among the") and 1 <= len(ranked["notes"]) <= 5
+        assert all(n["relevance"] > 0 for n in ranked["notes"])  # says why each note is there
         themes = json.loads(await call(s, "graph_themes"))
         assert themes["themes"] and themes["themes"][0]["notes"]
         assert "no Obsidian is connected" in await call(s, "active_note")

@@ -43,14 +43,21 @@ def test_every_environment_variable_is_documented() -> None:
 
 
 def test_readme_opens_with_install_main_job_and_tests() -> None:
+    """CI runs the README's commands as written, its virtualenv made in a temporary folder."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     block = readme.split("```sh", 1)[1].split("```", 1)[0]
     lines = [line for line in block.splitlines() if line and not line.startswith("#")]
-    assert lines[0] == "scripts/install.sh"
-    assert lines[1].startswith("engram ")
-    assert lines[2] == "python -m pytest"
+    venv = re.fullmatch(r"python3 -m venv (\S+) && \. \1/bin/activate", lines[0])
+    assert venv, lines[0]
+    assert lines[1] == "scripts/install.sh"
+    assert lines[2].startswith("engram ")
+    assert lines[3] == "python -m pytest"
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
-    assert "\nscripts/install.sh\n" in ci and "\npython -m pytest\n" in ci
+    ci_venv = re.search(r'\npython3 -m venv "(\S+)" && \. "\1/bin/activate"\n', ci)
+    assert ci_venv and ci_venv.group(1).startswith("$WORK/"), "CI: a new venv in a temp folder"
+    assert "WORK=$(mktemp -d" in ci
+    positions = [ci.index(f"\n{line}\n") for line in lines[1:]]
+    assert positions == sorted(positions) and ci_venv.start() < positions[0]
 
 
 def test_readme_shows_everyday_commands_and_links_every_doc() -> None:

@@ -89,6 +89,24 @@ def test_personalised_pagerank_stays_near_the_seeds() -> None:
     assert near_z[node(g, "y")] > near_z[node(g, "b")]
 
 
+def test_topic_rank_ranks_the_topics_notes_not_the_vaults_hub() -> None:
+    """Everything links to `hub`; the topic's notes a, b, c link among themselves and to the
+    hub, which mentions the topic in passing (low relevance). Whole-vault personalised
+    PageRank puts the hub first; ranking within the topic puts the topic's own hub first."""
+    edges = [(n, "hub") for n in ("a", "b", "c", "p", "q", "r", "s")]
+    edges += [("b", "a"), ("c", "a"), ("a", "b"), ("hub", "p")]
+    g = graph(edges)
+    relevance = {node(g, "a"): 0.7, node(g, "b"): 0.7, node(g, "c"): 0.7, node(g, "hub"): 0.3}
+    whole = g.pagerank(relevance)
+    assert max(whole, key=lambda n: whole[n]) == node(g, "hub")  # the problem
+    topic = g.topic_rank(relevance)
+    assert set(topic) == set(relevance)  # only notes about the topic
+    assert max(topic, key=lambda n: topic[n]) == node(g, "a")
+    assert topic[node(g, "hub")] < topic[node(g, "a")]
+    assert g.linked_from(node(g, "a"), relevance) == 2 and g.linked_from(node(g, "hub"), []) == 0
+    assert g.topic_rank({node(g, "a"): 0.0}) == {} and g.topic_rank({}) == {}
+
+
 def test_betweenness_finds_the_bridge() -> None:
     g = graph(BRIDGED)
     scores, method = g.betweenness()

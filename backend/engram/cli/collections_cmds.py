@@ -246,6 +246,9 @@ def status(state: State, as_json: bool) -> None:
         f"embeddings: {emb['embedded']}/{emb['chunks']} passages embedded ({model}); "
         f"{emb['queued']} queued, {emb['documentsChunked']}/{info['documents']} documents chunked"
     )
+    waiting = emb["documentsNotEmbedded"]
+    if waiting:
+        click.echo(f"  {waiting} note{'s' * (waiting != 1)} not embedded yet: run engram embed")
     for role, m in info["models"].items():
         what = m["state"] if m["spec"] else "not configured"
         say(f"{role + ' model:':15} {m['id'] or '-'} ({what})")

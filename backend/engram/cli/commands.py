@@ -6,6 +6,7 @@ from engram.cli import (  # noqa: F401
     mcp_cmds,
     memory_cmds,
     notes_cmds,
+    rebuild_cmds,
     search_cmds,
     semantic_cmds,
     serve_cmds,

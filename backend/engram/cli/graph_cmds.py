@@ -184,8 +184,12 @@ def rank(
     click.echo(_dim(found.method))
     for n in found.notes:
         mark = "*" if n.hit else " "
+        why = f"<- {n.backlinks}"
+        if n.topic_backlinks is not None:
+            match = f"relevance {n.relevance:.2f}" if n.relevance is not None else "a link away"
+            why = f"{match}, linked from {n.topic_backlinks} of {found.topic_size}, {why} in all"
         line = printable(f"{n.rank:>3}. {n.score:.3f} {mark} {n.path}")
-        click.echo(f"{line}  {_dim(f'<- {n.backlinks}')}")
+        click.echo(f"{line}  {_dim(why)}")
 
 
 @graph.command()

@@ -115,7 +115,7 @@ def run_embed(state: State, collections: tuple[str, ...], force: bool, quiet: bo
     """Run `embed` with a progress bar (chunking, then embedding with ETA) on a terminal."""
     engram = state.engram
     if quiet or not sys.stderr.isatty():
-        return engram.embed(collections, force)
+        return engram.embed(collections, force, say=lambda message: click.echo(message, err=True))
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
     with Progress(
@@ -132,7 +132,7 @@ def run_embed(state: State, collections: tuple[str, ...], force: bool, quiet: bo
                 tasks[phase] = bar.add_task(phase, total=total)
             bar.update(tasks[phase], completed=done, total=total)
 
-        return engram.embed(collections, force, progress)
+        return engram.embed(collections, force, progress, say=bar.console.print)
 
 
 def report_dict(report: Any) -> dict[str, Any]:

@@ -146,6 +146,27 @@ class VaultGraph:
                 self._pagerank = dict(nx.pagerank(self.g, alpha=PAGERANK_ALPHA, weight="weight"))
             return self._pagerank
 
+    def topic_rank(self, relevance: dict[int, float]) -> dict[int, float]:
+        """Influence about a topic: PageRank among the topic's notes alone (the links between
+        them), restarting at each in proportion to its relevance, times that relevance.
+
+        Personalised PageRank over the whole vault let the vault's hubs win any topic: a
+        settings page every note links to collects the mass the topic's notes pass on. Here a
+        note ranks high when it matches the topic well and the topic's other notes link to it.
+        """
+        nodes = [n for n, r in relevance.items() if n in self.info and r > 0]
+        if not nodes:
+            return {}
+        sub = self.g.subgraph(nodes)
+        weights = {n: relevance[n] for n in nodes}
+        ranks = nx.pagerank(sub, alpha=PAGERANK_ALPHA, personalization=weights, weight="weight")
+        return {n: ranks[n] * weights[n] for n in nodes}
+
+    def linked_from(self, node: int, among: Iterable[int]) -> int:
+        """How many of the notes `among` link to `node` (itself excluded)."""
+        sources = set(among)
+        return sum(1 for p in self.g.predecessors(node) if p in sources and p != node)
+
     def betweenness(self, nodes: Iterable[int] | None = None) -> tuple[dict[int, float], str]:
         """Betweenness centrality (link direction ignored) and how it was computed.
 

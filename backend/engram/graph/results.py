@@ -158,6 +158,10 @@ class RankedNote:
     backlinks: int  # notes linking here
     links: int  # notes linked from here
     hit: bool = False  # with --about: the note itself matched the query
+    # with --about, why the note is there: how well it matches the query (0..1, None for a
+    # note one link away from the matches) and how many of the matching notes link to it
+    relevance: float | None = None
+    topic_backlinks: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON shape."""
@@ -169,6 +173,8 @@ class RankedNote:
             "backlinks": self.backlinks,
             "links": self.links,
             "hit": self.hit,
+            "relevance": self.relevance,
+            "topicBacklinks": self.topic_backlinks,
         }
 
 
@@ -180,6 +186,7 @@ class Ranking:
     about: str | None
     method: str  # how the scores were computed, e.g. sampling
     notes: tuple[RankedNote, ...]
+    topic_size: int = 0  # with --about: how many notes matched the query
 
     def to_dict(self) -> dict[str, Any]:
         """JSON shape."""
@@ -187,6 +194,7 @@ class Ranking:
             "by": self.by,
             "about": self.about,
             "method": self.method,
+            "topicSize": self.topic_size,
             "notes": [n.to_dict() for n in self.notes],
         }
 

@@ -77,6 +77,22 @@ def embed(
 ) -> EmbedReport:
     """Chunk new contents and embed every queued passage; safe to interrupt and re-run."""
     started = time.perf_counter()
+    report = chunk(db, embedder, collections, force, progress, pool)
+    _embed_pass(db, embedder, report, progress)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def chunk(
+    db: Database,
+    embedder: Embedder,
+    collections: Sequence[str] = (),
+    force: bool = False,
+    progress: Progress | None = None,
+    pool: ParsePool | None = None,
+) -> EmbedReport:
+    """Chunk new contents and queue the passages that have no vector, embedding none (`engram
+    rebuild` re-chunks this way); vectors no passage uses any more are dropped."""
     report = EmbedReport(model_id=embedder.model_id, dim=embedder.dim)
     report.reset = prepare(db, embedder, force)
     if pool is None:
@@ -87,8 +103,6 @@ def embed(
     with db.write() as conn:  # after chunking, so vectors of unchanged passages are kept
         if vectors.delete_orphans(conn):
             vectors.bump_generation(conn)
-    _embed_pass(db, embedder, report, progress)
-    report.seconds = time.perf_counter() - started
     return report
 
 

@@ -118,8 +118,9 @@ TOOLS = (
         "graph_rank",
         "Rank notes",
         "The most influential notes (PageRank) or the bridges between topics (betweenness); "
-        "with about, only notes around the search hits for that topic (personalised). Use it "
-        "to find the hub notes of a vault or subject.",
+        "with about, the notes about that topic, central among them (each with its relevance "
+        "and how many of the topic's notes link to it). Use it to find the hub notes of a "
+        "vault or subject.",
         s.obj(
             about=s.text("A topic to rank around (search words); omit for the whole vault.", 2000),
             by=s.choice(

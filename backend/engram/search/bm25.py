@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from typing import Any
 
@@ -39,49 +40,89 @@ def match_expression(q: ParsedQuery) -> str | None:
     return expr
 
 
+def ranked_phrases(q: ParsedQuery) -> list[str]:
+    """The FTS5 expressions of everything a query ranks by, one phrase each: words, prefixes
+    and phrases over the text columns, CJK bigrams over the cjk column."""
+    out = [f"{TEXT_COLUMNS} : {quote(t)}" for t in q.terms]
+    out += [f"{TEXT_COLUMNS} : {quote(p)}*" for p in q.prefixes]
+    out += [f"{TEXT_COLUMNS} : {quote(p)}" for p in q.phrases]
+    for run in q.cjk:
+        out += [f"cjk : {quote(g)}" + ("*" if len(run) == 1 else "") for g in bigrams(run)]
+    return list(dict.fromkeys(out))
+
+
+def idf(n_docs: int, n_hit: int) -> float:
+    """Lucene's BM25 IDF, ln(1 + (N - n + 0.5) / (n + 0.5)): positive at every collection size.
+
+    The classic form FTS5 uses, ln((N - n + 0.5) / (n + 0.5)), is zero or below (FTS5 then
+    gives 1e-6) for a word in half the documents or more: in a small vault most words are,
+    and every hit scored 0.00 in an order left to chance.
+    """
+    n_hit = min(n_hit, n_docs)
+    return math.log(1.0 + (n_docs - n_hit + 0.5) / (n_hit + 0.5))
+
+
+def fts5_idf(n_docs: int, n_hit: int) -> float:
+    """The IDF FTS5's bm25() applies to a phrase (sqlite/ext/fts5/fts5_aux.c)."""
+    value = math.log((n_docs - n_hit + 0.5) / (n_hit + 0.5))
+    return value if value > 0.0 else 1e-6
+
+
 def normalize(bm25: float) -> float:
-    """Map FTS5's rank (more negative is better) into 0..1, order preserved."""
+    """Map a BM25 score (as FtsHit.bm25: more negative is better) into 0..1, order kept."""
     x = max(0.0, -bm25)
     return x / (1.0 + x)
 
 
 # On large indexes, OR-ed words found in more than this share of documents are left out of the
-# match: they add little to BM25 (an IDF of at most log 3, against 6-8 for the words that
-# decide the ranking; FTS5 gives no weight at all past one half) but make every common
-# document a candidate to score, and scoring candidates is most of a search's time. On BEIR
-# SciFact a quarter ranks a third fewer documents than keeping every word, with nDCG@10 as good
-# or better on both the test and the train queries (docs/benchmarks.md). Small indexes keep
-# every word.
+# match: they add little to BM25 (an IDF below ln 4, against 6-8 for the words that decide the
+# ranking) but make every common document a candidate to score, and scoring candidates is most
+# of a search's time. On BEIR SciFact a quarter ranks a third fewer documents than keeping
+# every word, with nDCG@10 as good or better on both the test and the train queries
+# (docs/benchmarks.md). Small indexes keep every word.
 COMMON_SHARE = 1 / 4
 PRUNE_MIN_DOCS = 1_000
 
 
-def prune_common_terms(conn: Any, q: ParsedQuery) -> ParsedQuery:
-    """The query without words too common to help ranking (the rarest is always kept)."""
-    if len(q.terms) < 2:
+def prune_common_terms(q: ParsedQuery, total: int, counts: dict[str, int]) -> ParsedQuery:
+    """The query without words too common to help ranking (the rarest is always kept);
+    `counts` maps each word's ranked phrase to its document frequency."""
+    if len(q.terms) < 2 or total < PRUNE_MIN_DOCS:
         return q
-    total, found = store_search.term_document_counts(
-        conn, [f"{TEXT_COLUMNS} : {quote(t)}" for t in q.terms]
-    )
-    if total < PRUNE_MIN_DOCS:
-        return q
-    counts = dict(zip(q.terms, found, strict=True))
-    keep = tuple(t for t in q.terms if counts[t] <= COMMON_SHARE * total)
+    found = {t: counts[f"{TEXT_COLUMNS} : {quote(t)}"] for t in q.terms}
+    keep = tuple(t for t in q.terms if found[t] <= COMMON_SHARE * total)
     if not keep and not (q.phrases or q.prefixes or q.cjk):
-        keep = (min(q.terms, key=lambda t: counts[t]),)
+        keep = (min(q.terms, key=lambda t: found[t]),)
     return replace(q, terms=keep)
 
 
 def search(
     conn: Any, q: ParsedQuery, limit: int | None, with_snippets: bool = True
 ) -> list[store_search.FtsHit]:
-    """Ranked documents for a query (filter-only queries list newest first)."""
-    match = match_expression(prune_common_terms(conn, q))
-    if match is None:
+    """Ranked documents for a query (filter-only queries list newest first).
+
+    Scores are BM25 with Lucene's IDF: FTS5 ranks each phrase alone, and its own IDF is swapped
+    for Lucene's through a factor per phrase computed from the same document counts.
+    """
+    phrases = ranked_phrases(q)
+    if not phrases:
         if q.filters.is_empty():
             return []
         return store_search.filtered(conn, q.filters, limit)
-    hits = store_search.bm25(conn, match, q.filters, limit)
+    total, found = store_search.term_document_counts(conn, phrases)
+    counts = dict(zip(phrases, found, strict=True))
+    q = prune_common_terms(q, total, counts)
+    kept = set(ranked_phrases(q))
+    weighted = [
+        (p, idf(total, counts[p]) / fts5_idf(total, counts[p]))
+        for p in phrases
+        if p in kept and counts[p] > 0
+    ]
+    match = match_expression(q)
+    if not weighted or match is None:
+        return []
+    restrict = match if q.phrases or q.excluded else None
+    hits = store_search.bm25(conn, weighted, restrict, q.filters, limit)
     if not with_snippets:
         return hits
     marked = store_search.snippets(conn, match, [h.id for h in hits])

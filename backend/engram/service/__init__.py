@@ -8,10 +8,11 @@ from engram.service.deep import DeepSearchMixin
 from engram.service.live import LiveMixin, filters_from_json
 from engram.service.notes_move import NoteMoveMixin
 from engram.service.panel import PanelMixin
+from engram.service.rebuild import RebuildMixin
 from engram.sync.engine import SyncReport
 
 
-class Engram(NoteMoveMixin, LiveMixin, PanelMixin, DeepSearchMixin):
+class Engram(NoteMoveMixin, LiveMixin, PanelMixin, DeepSearchMixin, RebuildMixin):
     """Engram's operations over one index; the composition root builds it from Settings."""
 
 

@@ -154,8 +154,10 @@ class GraphMixin(RetrievalMixin):
     ) -> Ranking:
         """The most influential (PageRank) or bridging (betweenness) notes, maybe about a query.
 
-        With `about`, influence is personalised PageRank seeded by the query's BM25 hits, and
-        bridging is betweenness within the hits and the notes one link away from them.
+        With `about`, the query's keyword hits are the topic's notes: influence is PageRank
+        among them weighted by relevance (VaultGraph.topic_rank), and bridging is betweenness
+        within them and the notes one link away. Each note says how well it matches and how
+        many of the topic's notes link to it.
         """
         if by not in RANK_BY:
             raise InvalidInputError(f"--by must be one of {', '.join(RANK_BY)}")
@@ -167,9 +169,11 @@ class GraphMixin(RetrievalMixin):
             seeds = {h.doc_id: h.score for h in hits if h.doc_id in g.info and h.score > 0}
             if not seeds:
                 return Ranking(by, about, "no note matches the query", ())
-        if by == "influence":
-            scores = g.pagerank(seeds or None)
-            method = "personalised PageRank" if seeds else "PageRank"
+        if by == "influence" and seeds:
+            scores = g.topic_rank(seeds)
+            method = f"PageRank among the {len(seeds)} notes matching the query, times relevance"
+        elif by == "influence":
+            scores, method = g.pagerank(), "PageRank"
         else:
             around = _around(g, seeds) if seeds else None
             scores, method = g.betweenness(around)
@@ -183,10 +187,12 @@ class GraphMixin(RetrievalMixin):
                 round(score / top, 4),
                 *g.degrees(node),
                 hit=node in seeds,
+                relevance=round(seeds[node], 4) if node in seeds else None,
+                topic_backlinks=g.linked_from(node, seeds) if seeds else None,
             )
             for i, (node, score) in enumerate(ranked, 1)
         )
-        return Ranking(by, about, method, notes)
+        return Ranking(by, about, method, notes, len(seeds))
 
     def themes(self, collection: str | None = None, min_size: int = 2) -> list[Theme]:
         """Louvain communities of linked notes, largest first, with top notes and tags."""

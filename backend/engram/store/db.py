@@ -102,8 +102,11 @@ class Database:
         self._all: list[Any] = []
         path.parent.mkdir(parents=True, exist_ok=True)
         private_files(path)
-        with self.write() as conn:
-            migrations.apply(conn)
+        with self.read() as conn:
+            behind = migrations.pending(conn)
+        if behind:
+            with self.write() as conn:
+                migrations.apply(conn)
 
     @property
     def conn(self) -> Any:

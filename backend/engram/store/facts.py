@@ -43,10 +43,11 @@ class FactQuery:
 
 _SELECT = (
     "SELECT f.id, f.doc_id, f.fact_type, f.lifecycle, f.importance, f.confidence, f.scope,"
-    " f.created_at, f.updated_at, f.superseded_by, f.last_edited_by, f.written_hash,"
+    " f.created_at, f.updated_at, f.superseded_by, f.last_edited_by, w.sha256 AS written_hash,"
     " d.collection, d.path, d.hash, d.title, d.mtime_ns, d.frontmatter,"
     " coalesce(a.access_count, 0) AS access_count, a.last_access"
     " FROM facts f JOIN documents d ON d.id = f.doc_id LEFT JOIN fact_access a ON a.id = f.id"
+    " LEFT JOIN fact_written w ON w.id = f.id"
 )
 
 
@@ -116,12 +117,16 @@ def delete_doc(conn: Any, doc_id: int) -> None:
 
 def mark_written(conn: Any, fact_id: str, sha256: str) -> None:
     """Remember the hash Engram wrote, so a later different hash reads as a human edit."""
-    conn.execute("UPDATE facts SET written_hash = ? WHERE id = ?", (sha256, fact_id))
+    conn.execute(
+        "INSERT INTO fact_written (id, sha256) VALUES (?, ?)"
+        " ON CONFLICT (id) DO UPDATE SET sha256 = excluded.sha256",
+        (fact_id, sha256),
+    )
 
 
-def written_hash(conn: Any, doc_id: int) -> str | None:
-    """The hash Engram last wrote to this document's fact note."""
-    row = conn.execute("SELECT written_hash FROM facts WHERE doc_id = ?", (doc_id,)).fetchone()
+def written_hash(conn: Any, fact_id: str) -> str | None:
+    """The hash Engram last wrote to this fact's note."""
+    row = conn.execute("SELECT sha256 FROM fact_written WHERE id = ?", (fact_id,)).fetchone()
     return None if row is None else row[0]
 
 

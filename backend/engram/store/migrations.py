@@ -287,6 +287,24 @@ def m007_sync(conn: Any) -> None:
     )
 
 
+def m008_fact_written(conn: Any) -> None:
+    """The hash Engram last wrote to each fact note, by fact id. No note can say it (it tells a
+    person's edit from Engram's own write), so it leaves the derived `facts` table for one of
+    its own, as access counts did, and `engram rebuild` carries it over."""
+    _script(
+        conn,
+        """
+        CREATE TABLE fact_written (
+            id TEXT PRIMARY KEY,
+            sha256 TEXT NOT NULL
+        );
+        INSERT INTO fact_written (id, sha256)
+            SELECT id, written_hash FROM facts WHERE written_hash IS NOT NULL;
+        ALTER TABLE facts DROP COLUMN written_hash
+        """,
+    )
+
+
 MIGRATIONS: list[Callable[[Any], None]] = [
     m001_documents,
     m002_chunks,
@@ -295,7 +313,20 @@ MIGRATIONS: list[Callable[[Any], None]] = [
     m005_llm_cache,
     m006_drop_links_target_index,
     m007_sync,
+    m008_fact_written,
 ]
+
+
+def pending(conn: Any) -> bool:
+    """True when some migration is not applied yet (read-only: opening an index that is up to
+    date takes no write lock, so it never waits behind a writer)."""
+    row = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_migrations'"
+    ).fetchone()
+    if row is None:
+        return True
+    done = {r[0] for r in conn.execute("SELECT name FROM _migrations")}
+    return any(m.__name__ not in done for m in MIGRATIONS)
 
 
 def apply(conn: Any) -> list[str]:

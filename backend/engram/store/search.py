@@ -24,7 +24,7 @@ class FtsHit:
     title: str
     hash: str
     body_line: int
-    bm25: float  # FTS5 rank: lower (more negative) is better
+    bm25: float  # minus the BM25 score: lower (more negative) is better
     snippet: str  # body fragment with SNIPPET_START/END around matched tokens
     fact_type: str | None
 
@@ -37,36 +37,50 @@ _COLUMNS = (
 
 def bm25(
     conn: Any,
-    match: str,
+    phrases: list[tuple[str, float]],
+    restrict: str | None,
     filters: Filters,
     limit: int | None,
     weights: tuple[float, ...] = DEFAULT_WEIGHTS,
 ) -> list[FtsHit]:
-    """Documents matching an FTS5 expression, ranked by weighted BM25 (no snippets yet).
+    """Documents ranked by the sum over `phrases` of factor × FTS5's bm25() of that phrase
+    alone (each an FTS5 expression); `restrict`, when given, is an expression a document must
+    also match (required phrases, exclusions). No snippets yet.
 
-    Without filters the full-text table is ranked alone and only the top rows are joined to
-    their documents: joining every matching row first costs about as much as the ranking.
+    FTS5 ranks one phrase per sub-select so the caller can reweight each phrase's IDF; the sum,
+    the ranking and the join to documents all stay inside SQLite.
     """
     where_sql, params = where(filters)
     marks = ", ".join("?" * len(weights))
+    one = f"SELECT rowid AS id, ? * bm25(documents_fts, {marks}) AS score FROM documents_fts"
+    args: list[Any] = [v for expr, factor in phrases for v in (factor, *weights, expr)]
+    only = " AND id IN (SELECT rowid FROM documents_fts WHERE documents_fts MATCH ?)"
+    if len(phrases) == 1:
+        ranked = f"{one} WHERE documents_fts MATCH ?" + (only if restrict is not None else "")
+    else:
+        # a sum over a compound select: SQLite cannot flatten it into the aggregate, which
+        # would take bm25() out of its full-text query ("unable to use function bm25")
+        union = " UNION ALL ".join(f"{one} WHERE documents_fts MATCH ?" for _ in phrases)
+        ranked = f"SELECT id, sum(score) AS score FROM ({union}) WHERE 1 = 1"
+        ranked += (only if restrict is not None else "") + " GROUP BY id"
+    if restrict is not None:
+        args.append(restrict)
+    cap = " LIMIT ?" if limit is not None else ""
     if where_sql:
         sql = (
-            f"SELECT {_COLUMNS}, bm25(documents_fts, {marks}) AS score"
-            " FROM documents_fts JOIN documents d ON d.id = documents_fts.rowid"
-            f" WHERE documents_fts MATCH ?{where_sql} ORDER BY score"
+            f"WITH ranked AS ({ranked}) SELECT {_COLUMNS}, ranked.score FROM ranked"
+            f" JOIN documents d ON d.id = ranked.id WHERE 1 = 1{where_sql}"
+            f" ORDER BY ranked.score, ranked.id{cap}"
         )
+        args += params
     else:
+        # rank the full-text rows alone, then join only the top ones to their documents
         sql = (
-            f"WITH ranked AS (SELECT rowid AS id, bm25(documents_fts, {marks}) AS score"
-            " FROM documents_fts WHERE documents_fts MATCH ? ORDER BY score"
-            + (" LIMIT ?" if limit is not None else "")
-            + f") SELECT {_COLUMNS}, ranked.score FROM ranked JOIN documents d ON d.id = ranked.id"
-            " ORDER BY ranked.score"
+            f"WITH ranked AS ({ranked} ORDER BY score, id{cap})"
+            f" SELECT {_COLUMNS}, ranked.score FROM ranked JOIN documents d ON d.id = ranked.id"
+            " ORDER BY ranked.score, ranked.id"
         )
-    args: list[Any] = [*weights, match, *params]
     if limit is not None:
-        if where_sql:
-            sql += " LIMIT ?"
         args.append(limit)
     return [
         FtsHit(r[0], r[1], r[2], r[3], r[4], r[5], float(r[7]), "", r[6])

@@ -229,7 +229,8 @@ def chunks_of(conn: Any, doc_hash: str) -> list[ChunkRow]:
 
 
 def coverage(conn: Any) -> dict[str, int]:
-    """Counts for status: documents chunked, chunks, chunks with a vector, texts queued."""
+    """Counts for status: documents chunked, chunks, chunks with a vector, texts queued, and
+    documents not fully embedded (not chunked yet, or a passage without a vector)."""
 
     def one(sql: str) -> int:
         return int(conn.execute(sql).fetchone()[0])
@@ -245,7 +246,19 @@ def coverage(conn: Any) -> dict[str, int]:
             " (SELECT 1 FROM chunked c WHERE c.doc_hash = d.hash)"
         ),
         "queued": one("SELECT count(*) FROM embed_queue"),
+        "documentsNotEmbedded": one(
+            "SELECT count(*) FROM documents d"
+            " WHERE NOT EXISTS (SELECT 1 FROM chunked c WHERE c.doc_hash = d.hash)"
+            " OR EXISTS (SELECT 1 FROM chunks c WHERE c.doc_hash = d.hash AND NOT EXISTS"
+            " (SELECT 1 FROM embeddings e WHERE e.text_hash = c.text_hash))"
+        ),
     }
+
+
+def is_chunked(conn: Any, doc_hash: str) -> bool:
+    """True when a content has been cut into passages (an empty one into none)."""
+    row = conn.execute("SELECT 1 FROM chunked WHERE doc_hash = ?", (doc_hash,)).fetchone()
+    return row is not None
 
 
 def delete_orphans(conn: Any) -> int:

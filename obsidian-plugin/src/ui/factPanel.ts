@@ -1,6 +1,6 @@
 /** The fact panel's content for the active note (pure rendering; the ItemView wires events). */
 import type { Fact, NoteMetadata } from "../api/types";
-import { formatScore, formatWhen, importanceTier, parseEntity } from "./format";
+import { embeddingText, formatScore, formatWhen, importanceTier, parseEntity } from "./format";
 
 export type PanelModel =
 	| { kind: "no-note" }
@@ -108,8 +108,7 @@ function renderReady(el: HTMLElement, meta: NoteMetadata, canStore: boolean, bus
 	const cov = section(el, "Index");
 	const c = meta.coverage;
 	field(cov, "Indexed").setText(c.indexed ? `yes, ${formatWhen(c.indexedAt)}` : "no");
-	field(cov, "Chunks").setText(String(c.chunks));
-	field(cov, "Embedded").setText(c.embedded ? "yes" : "no");
+	field(cov, "Embedded").setText(embeddingText(c));
 	const buttons = cov.createDiv({ cls: "engram-buttons" });
 	const reindex = buttons.createEl("button", { text: "Reindex note" });
 	reindex.disabled = busy;

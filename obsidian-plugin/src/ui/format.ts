@@ -21,6 +21,13 @@ export function formatWhen(iso: string | null): string {
 	return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}`;
 }
 
+/** A note's embedding state for the fact panel: an indexed note with no vectors yet says so and
+ * what to run, rather than showing "0 chunks" as if something were broken. */
+export function embeddingText(c: { chunks: number; embedded: boolean }): string {
+	if (!c.embedded) return "not embedded yet (run engram embed)";
+	return c.chunks === 0 ? "nothing to embed" : `yes, ${plural(c.chunks, "passage")}`;
+}
+
 export interface LinkTarget {
 	linktext: string;
 	display: string;

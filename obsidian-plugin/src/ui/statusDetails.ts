@@ -45,7 +45,7 @@ function renderCounts(el: HTMLElement, s: Status): void {
 	row(table, "Notes", String(s.documents));
 	row(table, "Facts folder", s.facts ? s.facts.root : "none (no agent memory in this vault)");
 	row(table, "Chunks", String(s.chunks));
-	row(table, "Embedded", `${s.embedded} of ${s.chunks}`);
+	row(table, "Embedded", s.chunks === 0 && s.documents > 0 ? "not embedded yet (run engram embed)" : `${s.embedded} of ${s.chunks}`);
 	const ix = s.indexing;
 	row(table, "Indexing", ix.state === "indexing" ? `${ix.done} of ${ix.total}` : `idle, last ${formatWhen(ix.lastUpdate)}`);
 	row(table, "Watcher", s.watcher.enabled ? `on, ${s.watcher.queue} queued` : "off");

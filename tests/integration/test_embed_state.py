@@ -1,0 +1,41 @@
+"""An indexed note with no vectors yet is "not embedded yet", with what to run; never a bare
+"0 chunks" that reads as broken."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from engram import config
+from engram.models.fake import FakeEmbedder
+from engram.service import Engram
+
+
+def test_status_and_panel_say_what_is_not_embedded_yet(
+    xdg: dict[str, str], tiny_vault: Path
+) -> None:
+    e = Engram(config.resolve(os.environ), embedder=FakeEmbedder(dim=32))
+    e.collection_add(str(tiny_vault), "notes")
+    e.update()
+    documents = e.status()["documents"]
+    assert e.status()["embeddings"]["documentsNotEmbedded"] == documents == 6
+    before = e.note_panel("notes", "Projects/Pricing.md")["coverage"]
+    assert before["indexed"] and not before["embedded"] and before["chunks"] == 0
+    out = subprocess.run(
+        [sys.executable, "-m", "engram", "status"],
+        env={**os.environ, **xdg},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    ).stdout
+    assert "6 notes not embedded yet: run engram embed" in out
+
+    e.embed()
+    assert e.status()["embeddings"]["documentsNotEmbedded"] == 0
+    after = e.note_panel("notes", "Projects/Pricing.md")["coverage"]
+    assert after["embedded"] and after["chunks"] > 0
+    empty = e.note_panel("notes", "Empty.md")["coverage"]
+    assert empty["embedded"] and empty["chunks"] == 0  # nothing to embed is not "not yet"
+    e.close()

@@ -1,0 +1,124 @@
+"""BM25 scores: Lucene's IDF over FTS5's own term statistics, at every collection size."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engram.search import bm25
+from engram.search.query import parse_query
+from engram.store import migrations
+from engram.store.db import sqlite_module
+from engram.store.search import DEFAULT_WEIGHTS
+
+K1, B = 1.2, 0.75  # FTS5's bm25() constants
+# words the porter stemmer leaves alone, so the expected scores can count tokens directly
+WORDS = ("cat", "dog", "bird", "fish", "sun", "moon")
+
+
+@pytest.mark.parametrize(
+    ("n_docs", "n_hit", "expected"),
+    [
+        (4, 2, math.log(2.0)),  # half the documents: FTS5's IDF would be 0
+        (4, 4, math.log(1 + 0.5 / 4.5)),  # in every document: small, still above 0
+        (1, 1, math.log(1 + 0.5 / 1.5)),
+        (5183, 10, math.log(1 + 5173.5 / 10.5)),
+        (3, 5, math.log(1 + 0.5 / 3.5)),  # counts out of step: as if found everywhere
+    ],
+)
+def test_idf_stays_positive(n_docs: int, n_hit: int, expected: float) -> None:
+    assert bm25.idf(n_docs, n_hit) == pytest.approx(expected)
+    assert bm25.idf(n_docs, n_hit) > 0
+
+
+def test_fts5_idf_is_floored_like_fts5() -> None:
+    assert bm25.fts5_idf(4, 2) == 1e-6
+    assert bm25.fts5_idf(100, 10) == pytest.approx(math.log(90.5 / 10.5))
+
+
+@pytest.fixture
+def conn() -> Iterator[Any]:
+    c = sqlite_module().connect(":memory:", isolation_level=None)
+    migrations.apply(c)
+    yield c
+    c.close()
+
+
+def _load(conn: Any, docs: list[tuple[str, str]]) -> None:
+    for i, (title, body) in enumerate(docs, 1):
+        conn.execute(
+            "INSERT INTO documents (id, collection, path, title, hash, mtime_ns, size,"
+            " indexed_at) VALUES (?, 'c', ?, ?, ?, 0, 0, '')",
+            (i, f"{i}.md", title, f"{i:064x}"),
+        )
+        conn.execute(
+            "INSERT INTO documents_fts (rowid, title, headings, props, body, cjk)"
+            " VALUES (?, ?, '', '', ?, '')",
+            (i, title, body),
+        )
+
+
+def _expected(docs: list[tuple[str, str]], words: list[str]) -> dict[int, float]:
+    """BM25 computed from scratch: Lucene's IDF, FTS5's column weights and length norm."""
+    w_title, w_body = DEFAULT_WEIGHTS[0], DEFAULT_WEIGHTS[3]
+    lengths = [len(t.split()) + len(b.split()) for t, b in docs]
+    avgdl = sum(lengths) / len(docs)
+    out: dict[int, float] = {}
+    for word in dict.fromkeys(words):
+        n_hit = sum(1 for t, b in docs if word in t.split() + b.split())
+        if not n_hit:
+            continue
+        idf = math.log(1 + (len(docs) - n_hit + 0.5) / (n_hit + 0.5))
+        for i, (t, b) in enumerate(docs, 1):
+            f = w_title * t.split().count(word) + w_body * b.split().count(word)
+            if f:
+                norm = K1 * (1 - B + B * lengths[i - 1] / avgdl)
+                out[i] = out.get(i, 0.0) + idf * f * (K1 + 1) / (f + norm)
+    return out
+
+
+_text = st.lists(st.sampled_from(WORDS), min_size=0, max_size=6).map(" ".join)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    docs=st.lists(st.tuples(_text, _text), min_size=1, max_size=8),
+    words=st.lists(st.sampled_from(WORDS), min_size=1, max_size=3),
+)
+def test_scores_are_bm25_with_lucene_idf(docs: list[tuple[str, str]], words: list[str]) -> None:
+    c = sqlite_module().connect(":memory:", isolation_level=None)
+    try:
+        migrations.apply(c)
+        _load(c, docs)
+        hits = bm25.search(c, parse_query(" ".join(words)), None, with_snippets=False)
+        got = {h.id: -h.bm25 for h in hits}
+    finally:
+        c.close()
+    expected = _expected(docs, words)
+    assert set(got) == set(expected)
+    for doc_id, score in expected.items():
+        assert got[doc_id] == pytest.approx(score, rel=1e-9)
+    ordered = [-h.bm25 for h in hits]
+    assert ordered == sorted(ordered, reverse=True)
+
+
+def test_required_phrase_and_exclusion_restrict_without_changing_scores(conn: Any) -> None:
+    _load(conn, [("cat", "dog bird"), ("cat", "dog fish"), ("sun", "cat moon")])
+    every = {h.id: h.bm25 for h in bm25.search(conn, parse_query("cat"), None, False)}
+    not_fish = bm25.search(conn, parse_query("cat -fish"), None, False)
+    assert {h.id: h.bm25 for h in not_fish} == {1: every[1], 3: every[3]}
+    phrase = bm25.search(conn, parse_query('cat "dog bird"'), None, False)
+    assert [h.id for h in phrase] == [1]
+
+
+@pytest.mark.parametrize("words", ["cat", "cat dog"])
+def test_filters_select_documents_without_changing_scores(conn: Any, words: str) -> None:
+    _load(conn, [("cat", "dog bird"), ("cat", "dog fish"), ("sun", "cat moon")])
+    every = {h.id: h.bm25 for h in bm25.search(conn, parse_query(words), None, False)}
+    only = bm25.search(conn, parse_query(f"{words} path:2"), None, False)
+    assert [(h.id, h.bm25) for h in only] == [(2, every[2])]
