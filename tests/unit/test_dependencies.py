@@ -24,7 +24,11 @@ STRICT = ("backend", "tests")  # every import must be provided
 # scripts/ hold benchmarks and one-off tools: an import guarded by `except ImportError` there
 # is an optional comparison (bench_embed.py runs without sentence-transformers), and these
 # tools are named in their script's docstring as a separate `pip install`
-SCRIPT_TOOLS = {"tokenizers": "scripts/minilm_reference.py regenerates a test fixture once"}
+SCRIPT_TOOLS = {
+    "tokenizers": "scripts/minilm_reference.py regenerates a test fixture once",
+    "bm25s": "scripts/bm25_reference.py computes stock-BM25 figures in a venv of its own",
+    "Stemmer": "scripts/bm25_reference.py (PyStemmer, beside bm25s)",
+}
 
 
 def _declared() -> list[Requirement]:

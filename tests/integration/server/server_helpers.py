@@ -53,6 +53,17 @@ class Daemon:
             time.sleep(0.05)
         raise AssertionError(f"engram serve did not start:\n{self.log.read_text()}")
 
+    def wait_indexed(self, timeout: float = 60) -> None:
+        """Wait until the start-up indexing job has finished (searches see the vault)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            _, status = self.call("GET", "/v1/status")
+            indexing = (status or {}).get("indexing") or {}
+            if indexing.get("state") == "idle" and indexing.get("lastJob"):
+                return
+            time.sleep(0.05)
+        raise AssertionError(f"the start-up index did not finish:\n{self.log.read_text()}")
+
     def call(self, method: str, path: str, body: Any = None, token: str | None = None) -> Any:
         """A request with the daemon's token; returns (status, JSON)."""
         req = urllib.request.Request(

@@ -32,6 +32,7 @@ def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
     }
     d = Daemon(env, write_tree(root / "vault", TINY_VAULT), root / "serve.log", "--no-watch")
     d.wait_ready()
+    d.wait_indexed()  # the last test searches the vault
     yield d
     assert d.stop() == 0
 
