@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engram.errors import InvalidInputError, NotFoundError
 from engram.search.query import QueryError, parse_date
@@ -16,6 +16,9 @@ from engram.store.filters import Filters
 from engram.vault.fsio import UnsafePathError, safe_join
 from engram.vault.scan import hidden_or_ignored_dir, is_ignored, matches
 
+if TYPE_CHECKING:
+    from engram.index import indexer
+
 _BAD_NAME_CHARS = re.compile(r"[^\w.-]+")
 MAX_BACKLINKS = 200
 MAX_PATH_CHARS = 4096
@@ -24,7 +27,7 @@ CONTEXT_CHARS = 240
 
 
 class LiveMixin(CollectionsMixin):
-    """vault_collection, note_path, note_title, indexable, expand_changes."""
+    """vault_collection, note_path, note_title, indexable, update_changed, expand_changes."""
 
     def vault_collection(self, folder: str | Path) -> str:
         """The collection rooted at `folder`; added (named after the folder) when there is none."""
@@ -80,6 +83,13 @@ class LiveMixin(CollectionsMixin):
         if any(hidden_or_ignored_dir(p) for p in parts[:-1]) or parts[-1].startswith("."):
             return False
         return matches(col.pattern, rel) and not (col.ignore and is_ignored(rel, col.ignore))
+
+    def update_changed(
+        self, collection: str, rels: Iterable[str], progress: indexer.Progress | None = None
+    ) -> indexer.UpdateReport:
+        """Index what changed at these paths (the watcher's and the plugin's reindex call)."""
+        paths = self.expand_changes(collection, rels)
+        return self.update([collection], progress=progress, only_paths={collection: paths})
 
     def expand_changes(self, collection: str, rels: Iterable[str]) -> set[str]:
         """The note paths to re-index for changed paths: a folder stands for what it holds

@@ -143,14 +143,14 @@ def insert_links(conn: Any, doc_id: int, rows: Iterable[LinkRow]) -> None:
 
 
 def claim_links(conn: Any, collection: str, notes: Iterable[tuple[int, str, str]]) -> None:
-    """Notes were just indexed, (id, path, key) each: links already resolved to their files
-    point at them now; those asking for a heading or block go back to pending."""
+    """Notes now live at these paths, (id, path, key) each: links already resolved to their
+    files point at them; those asking for a heading or block go back to pending."""
     conn.execute(
         "UPDATE links SET resolved_doc_id = n.value ->> 0,"
         " key = CASE WHEN links.heading IS NULL AND links.block IS NULL THEN links.key END"
         " FROM json_each(?) AS n"
         " WHERE links.key = n.value ->> 2 AND links.resolved_path = n.value ->> 1"
-        " AND +links.resolved_doc_id IS NULL"
+        " AND +links.resolved_doc_id IS NOT n.value ->> 0"
         " AND (SELECT collection FROM documents WHERE id = links.doc_id) = ?",
         (json.dumps([list(n) for n in notes], ensure_ascii=False), collection),
     )
