@@ -48,9 +48,7 @@ Rename = Callable[[Engram, Path, str, str, str, str], None]
 def test_a_renamed_note_keeps_its_backlinks(
     engram: Engram, tmp_path: Path, rename: Rename, old: str, new: str, linker: str, text: str
 ) -> None:
-    root = write_tree(
-        tmp_path / "v", {old: "# Target\n\n## Tiers\n", linker: "see [[A/Target]]\n"}
-    )
+    root = write_tree(tmp_path / "v", {old: "# Target\n\n## Tiers\n", linker: "see [[A/Target]]\n"})
     engram.collection_add(str(root), "v")
     engram.update()
     rename(engram, root, old, new, linker, text)

@@ -2,7 +2,8 @@
 
 Work is committed in small transactions, so an interrupted update leaves a consistent index
 that the next run completes. A file whose hash matches a vanished document is a rename: the
-row moves and nothing is re-parsed. Links are stored resolved (index/links.py): the folder's
+row moves, keeping its id, and is stored again from the new path (a title taken from the file
+name changes with it). Links are stored resolved (index/links.py): the folder's
 file list is brought up to date first, in the update's first transaction.
 """
 
@@ -12,7 +13,6 @@ import datetime as dt
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
 from typing import Any
 
 from engram.index import links
@@ -217,29 +217,28 @@ def _apply(
         report.warnings.append((col.name, f.rel, loaded.skipped or "skipped"))
         return False
     if existing is not None and existing.hash == loaded.sha256:
-        docs.touch_document(conn, existing.id, f.mtime_ns, f.size)
+        # same text, new time: what derives from the time (its date, a fact's updatedAt) moves
+        docs.touch_document(conn, existing.id, f.mtime_ns, f.size, rec.doc_date)
         report.unchanged += 1
+        report.changed_ids.append(existing.id)
         return True
     moved = vanished.pop(loaded.sha256, None) if existing is None else None
-    if moved is not None:
+    if moved is not None:  # the row keeps its id (facts, sync, vectors), the rest is re-derived
         claimed.add(moved.id)
-        old_stem, new_stem = PurePosixPath(moved.path).stem, PurePosixPath(f.rel).stem
-        title = new_stem if moved.title == old_stem else None
-        docs.rename_document(conn, moved.id, f.rel, f.mtime_ns, f.size, title)
-        resolver.moved(conn, moved.id, moved.path, f.rel)
-        report.renamed += 1
-        report.changed_ids.append(moved.id)
-        return True
+        docs.rename_document(conn, moved.id, f.rel)
+        resolver.moved(moved.id, moved.path)
     for w in loaded.warnings:
         report.warnings.append((col.name, f.rel, w))
-    doc_id, created = docs.upsert_note(conn, rec, _now())
-    resolver.stored(conn, doc_id, f.rel, created)
+    doc_id, _ = docs.upsert_note(conn, rec, _now())
+    resolver.stored(conn, doc_id, f.rel)
     own = NoteInfo(
         headings=tuple((h[0], h[1]) for h in rec.headings), blocks=tuple(b for b, _ in rec.blocks)
     )
     links_store.insert_links(conn, doc_id, resolver.rows(conn, f.rel, rec.links, own))
     report.changed_ids.append(doc_id)
-    if existing is None:
+    if moved is not None:
+        report.renamed += 1
+    elif existing is None:
         report.added += 1
     else:
         report.updated += 1

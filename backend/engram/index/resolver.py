@@ -40,18 +40,16 @@ class LinkResolver:
             store.claim_links(conn, self.collection, self._claims)
             self._claims = []
 
-    def stored(self, conn: Any, doc_id: int, path: str, created: bool) -> None:
+    def stored(self, conn: Any, doc_id: int, path: str) -> None:
         """A note was written at `path` (before its links are resolved)."""
         if not self._place(doc_id, path):
             store.mark_subpath_links_pending(conn, doc_id)  # its headings may have changed
 
-    def moved(self, conn: Any, doc_id: int, old: str, new: str) -> None:
-        """A note moved from `old` to `new` without being re-parsed."""
+    def moved(self, doc_id: int, old: str) -> None:
+        """Note `doc_id` left `old` (it is stored at its new path next)."""
         if self._doc_ids.get(old) == doc_id:
             del self._doc_ids[old]
         self._forget_info(old)
-        self._place(doc_id, new)
-        store.mark_note_links_pending(conn, doc_id)
 
     def _place(self, doc_id: int, path: str) -> bool:
         """`path` now holds note `doc_id`; True when it did not before. Links stored earlier

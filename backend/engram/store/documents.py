@@ -131,30 +131,27 @@ def _delete_children(conn: Any, doc_id: int) -> None:
         conn.execute(f"DELETE FROM {table} WHERE doc_id = ?", (doc_id,))
 
 
-def touch_document(conn: Any, doc_id: int, mtime_ns: int, size: int) -> None:
-    """Record a new mtime/size for a document whose content hash did not change."""
+def touch_document(conn: Any, doc_id: int, mtime_ns: int, size: int, doc_date: str) -> None:
+    """Record a new mtime/size (and the date, which may come from it) for a document whose
+    content hash did not change."""
     conn.execute(
-        "UPDATE documents SET mtime_ns = ?, size = ? WHERE id = ?", (mtime_ns, size, doc_id)
+        "UPDATE documents SET mtime_ns = ?, size = ?, doc_date = ? WHERE id = ?",
+        (mtime_ns, size, doc_date, doc_id),
     )
 
 
-def rename_document(
-    conn: Any, doc_id: int, path: str, mtime_ns: int, size: int, title: str | None
-) -> None:
-    """Move a document to a new path without re-parsing; `title` replaces a path-derived one."""
-    conn.execute(
-        "UPDATE documents SET path = ?, mtime_ns = ?, size = ? WHERE id = ?",
-        (path, mtime_ns, size, doc_id),
-    )
-    if title is not None:
-        conn.execute("UPDATE documents SET title = ? WHERE id = ?", (title, doc_id))
-        conn.execute("UPDATE documents_fts SET title = ? WHERE rowid = ?", (title, doc_id))
+def rename_document(conn: Any, doc_id: int, path: str) -> None:
+    """Give a document a new path (then `upsert_note` stores what the file says there)."""
+    conn.execute("UPDATE documents SET path = ? WHERE id = ?", (path, doc_id))
 
 
 def delete_documents(conn: Any, doc_ids: Iterable[int]) -> int:
-    """Remove documents and everything derived from them; return how many."""
+    """Remove documents and everything derived from them; return how many. Links to them go
+    back to pending: their file may still be there (a note that became binary), and whether
+    its heading or block exists is no longer known."""
     count = 0
     for doc_id in doc_ids:
+        conn.execute("UPDATE links SET key = NULL WHERE resolved_doc_id = ?", (doc_id,))
         conn.execute("DELETE FROM documents_fts WHERE rowid = ?", (doc_id,))
         conn.execute("DELETE FROM documents WHERE id = ?", (doc_id,))
         count += 1

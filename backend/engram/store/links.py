@@ -71,6 +71,17 @@ def files_with_keys(conn: Any, collection: str, keys: Iterable[str]) -> list[str
     return [r[0] for r in rows]
 
 
+def files_under(conn: Any, collection: str, folder: str) -> list[str]:
+    """Files recorded at `folder` or under it (a folder that moved away)."""
+    like = folder.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "/%"
+    rows = conn.execute(
+        "SELECT path FROM vault_files WHERE collection = ?"
+        " AND (path = ? OR path LIKE ? ESCAPE '\\')",
+        (collection, folder, like),
+    )
+    return [r[0] for r in rows]
+
+
 def add_file(conn: Any, collection: str, path: str, key: str) -> bool:
     """Record a file; False when it was already recorded."""
     cur = conn.execute(
@@ -165,9 +176,13 @@ def mark_subpath_links_pending(conn: Any, doc_id: int) -> None:
     )
 
 
-def mark_note_links_pending(conn: Any, doc_id: int) -> None:
-    """A note moved: its own links (relative ones, same-folder ties) must be resolved again."""
-    conn.execute("UPDATE links SET key = NULL WHERE doc_id = ?", (doc_id,))
+def mark_collection_pending(conn: Any, collection: str) -> None:
+    """Every link of a collection must be resolved again (a forced update)."""
+    conn.execute(
+        "UPDATE links SET key = NULL"
+        " WHERE doc_id IN (SELECT id FROM documents WHERE collection = ?)",
+        (collection,),
+    )
 
 
 def mark_keys_pending(conn: Any, collection: str, keys: Iterable[str]) -> None:

@@ -287,6 +287,12 @@ def m007_sync(conn: Any) -> None:
     )
 
 
+def m008_chunked_title(conn: Any) -> None:
+    """The title a text was chunked with: passages carry the note's title, which may come
+    from the file name, so a renamed note is chunked again (NULL: chunked before this)."""
+    conn.execute("ALTER TABLE chunked ADD COLUMN title TEXT")
+
+
 MIGRATIONS: list[Callable[[Any], None]] = [
     m001_documents,
     m002_chunks,
@@ -295,6 +301,7 @@ MIGRATIONS: list[Callable[[Any], None]] = [
     m005_llm_cache,
     m006_drop_links_target_index,
     m007_sync,
+    m008_chunked_title,
 ]
 
 
