@@ -106,3 +106,25 @@ def test_a_note_that_becomes_binary_loses_its_heading_flags(engram: Engram, tmp_
     (root / "T.md").write_text("# T\n\n## Other\n", encoding="utf-8")
     engram.update()
     assert [lk.heading_found for lk in engram.links("Home").links] == [False]
+
+
+def test_every_case_above_equals_a_fresh_index(engram: Engram, tmp_path: Path) -> None:
+    """The comparison itself: an index and a fresh build of the same folder agree."""
+    root = setup(engram, tmp_path, {"Home.md": "[[T#Plan]] ![[img.png]]\n", "T.md": "# T\n"})
+    (root / "T.md").rename(root / "U.md")
+    engram.update()
+    from engram import config
+    from engram.index import verify
+
+    fresh = Engram(config.resolve(os.environ, index="fresh"))
+    try:
+        fresh.collection_add(str(root), "v")
+        fresh.update()
+        assert (
+            verify.compare(
+                verify.snapshot(engram.db.conn, "v"), verify.snapshot(fresh.db.conn, "v")
+            )
+            == []
+        )
+    finally:
+        fresh.close()

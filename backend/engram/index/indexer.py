@@ -65,17 +65,32 @@ class UpdateReport:
         )
 
 
+@dataclass(frozen=True)
+class _Plan:
+    """One collection's update: what the index holds, the files to look at, and whether it
+    is a watcher update (`wanted`: the paths it names) or a full one that walked the folder."""
+
+    col: CollectionSpec
+    states: dict[str, docs.DocState]
+    files: list[FileStat]
+    wanted: set[str] | None
+    walked: set[str] | None
+    force: bool
+
+
 def update(
     db: Database,
     collections: Iterable[CollectionSpec],
     max_file_bytes: int,
     progress: Progress | None = None,
     only_paths: dict[str, set[str]] | None = None,
+    force: bool = False,
 ) -> UpdateReport:
     """Bring the index in line with the files of each collection.
 
     `only_paths` ({collection: {relative paths}}) limits the work to those files (the watcher's
-    fast path); files not found are removed from the index.
+    fast path); files not found are removed from the index. `force` re-reads every file as if
+    it had changed and leaves every link of the collection to be resolved again (a repair).
     """
     started = time.perf_counter()
     report = UpdateReport()
@@ -99,13 +114,11 @@ def update(
             if wanted is None or not links_store.has_files(db.conn, col.name)
             else None
         )
-        plans.append((col, states, files, wanted, walked))
-    total = sum(len(plan[2]) for plan in plans)
+        plans.append(_Plan(col, states, files, wanted, walked, force))
+    total = sum(len(plan.files) for plan in plans)
     done = 0
-    for col, states, files, wanted, walked in plans:
-        done = _update_collection(
-            db, col, states, files, wanted, walked, max_file_bytes, report, progress, done, total
-        )
+    for plan in plans:
+        done = _update_collection(db, plan, max_file_bytes, report, progress, done, total)
     with db.write() as conn:
         docs.set_meta(conn, "last_update", _now())
     report.seconds = time.perf_counter() - started
@@ -135,22 +148,19 @@ def _stat_one(col: CollectionSpec, rel: str, warn: Callable[[str, str], None]) -
 
 def _update_collection(
     db: Database,
-    col: CollectionSpec,
-    states: dict[str, docs.DocState],
-    files: list[FileStat],
-    wanted: set[str] | None,
-    walked: set[str] | None,
+    plan: _Plan,
     max_bytes: int,
     report: UpdateReport,
     progress: Progress | None,
     done: int,
     total: int,
 ) -> int:
+    col, states, files, wanted, walked = plan.col, plan.states, plan.files, plan.wanted, plan.walked
     seen: set[str] = set()
     changed: list[FileStat] = []
     for f in files:
         st = states.get(f.rel)
-        if st is not None and st.mtime_ns == f.mtime_ns and st.size == f.size:
+        if not plan.force and st is not None and st.mtime_ns == f.mtime_ns and st.size == f.size:
             seen.add(f.rel)
             report.unchanged += 1
             done += 1
@@ -175,6 +185,8 @@ def _update_collection(
         for i, loaded in enumerate(load_all(col.name, items, max_bytes), 1):
             f = by_rel[loaded.rel]
             existing = states.get(f.rel)
+            if existing is not None and plan.force:  # stored again even if the text is the same
+                existing = existing._replace(hash="")
             if _apply(conn, col, f, loaded, existing, vanished, claimed, resolver, report):
                 seen.add(f.rel)
             done += 1
@@ -189,6 +201,8 @@ def _update_collection(
         gone = [states[p] for p in sorted(scope - seen) if states[p].id not in claimed]
         report.removed += docs.delete_documents(conn, (g.id for g in gone))
         report.removed_paths.extend((col.name, g.path) for g in gone)
+        if plan.force:  # resolved again from scratch by the refresh that follows
+            links_store.mark_collection_pending(conn, col.name)
         conn.execute("COMMIT")
     except BaseException:
         if conn.in_transaction:

@@ -11,12 +11,15 @@ and `refresh` resolves the pending links once the files are indexed:
 - a file appeared or disappeared: links with its lookup key (`vault.resolve.link_key`: a new
   note satisfies old dangling links, a deleted or moved one turns its links into stubs);
 - a note changed: links to its headings and blocks;
-- a note moved: its own links (relative links and same-folder ties change);
-- a note is indexed for the first time: links already resolved to its file get its id, once
-  per committed batch (a cold update meets most notes after the notes linking to them); those
+- a note is deleted, or its file is no note any more: links to it;
+- a path gains a note (created, or moved there; a moved note is stored again, its own links
+  with it): links already resolved to that path get its id, once per committed batch,
+  whichever order the update met the notes in (a cold update meets most notes after the
+  notes linking to them; a rename, after the notes that sort before its new path); those
   asking for a heading or block are checked again.
 
 An interrupted update leaves the pending marks behind, so the next one completes the work.
+`resolutions` is also what `engram doctor` checks stored links against (index/verify.py).
 """
 
 from __future__ import annotations
@@ -173,8 +176,23 @@ def _is_vault_file(root: Path, rel: str) -> bool:
 
 def _resolve(conn: Any, collection: str, links: list[store.StoredLink]) -> int:
     """Resolve `links` against the collection's files; store the ones that changed."""
+    rows = [
+        (*row, lk.id)
+        for lk, row in zip(links, resolutions(conn, collection, links), strict=True)
+        if row != (lk.key, lk.resolved_path, lk.resolved_doc_id, lk.heading_ok, lk.block_ok)
+    ]
+    store.set_resolutions(conn, rows)
+    return len(rows)
+
+
+Resolution = tuple[str | None, str | None, int | None, int | None, int | None]
+
+
+def resolutions(conn: Any, collection: str, links: list[store.StoredLink]) -> list[Resolution]:
+    """Where each link resolves against the collection's files and notes as stored now:
+    (key, resolved_path, resolved_doc_id, heading_ok, block_ok), in the order given."""
     if not links:
-        return 0
+        return []
     link_keys = [link_key(lk.target) for lk in links]
     keys = set(link_keys)
     files = (
@@ -194,7 +212,7 @@ def _resolve(conn: Any, collection: str, links: list[store.StoredLink]) -> int:
     }
     doc_ids = store.doc_ids_by_path(conn, collection, {p for p in paths if p})
     add_note_info(conn, index, {p: doc_ids[p] for p in subpath_targets if p in doc_ids})
-    rows = []
+    out: list[Resolution] = []
     for path, lk, key in zip(paths, links, link_keys, strict=True):  # subpaths: notes only
         heading_ok = block_ok = None
         if path in doc_ids and (lk.heading or lk.block):
@@ -207,11 +225,8 @@ def _resolve(conn: Any, collection: str, links: list[store.StoredLink]) -> int:
                 markdown=lk.kind == "markdown",
             )
             heading_ok, block_ok = _flag(res.heading_found), _flag(res.block_found)
-        row = (key, path, doc_ids.get(path) if path else None, heading_ok, block_ok)
-        if row != (lk.key, lk.resolved_path, lk.resolved_doc_id, lk.heading_ok, lk.block_ok):
-            rows.append((*row, lk.id))
-    store.set_resolutions(conn, rows)
-    return len(rows)
+        out.append((key, path, doc_ids.get(path) if path else None, heading_ok, block_ok))
+    return out
 
 
 def _flag(value: bool | None) -> int | None:

@@ -135,9 +135,10 @@ class MemoryMixin(RetrievalMixin):
         collections: Iterable[str] = (),
         progress: indexer.Progress | None = None,
         only_paths: dict[str, set[str]] | None = None,
+        force: bool = False,
     ) -> indexer.UpdateReport:
         """Re-index, then bring the fact index in step with the fact notes that changed."""
-        report = super().update(collections, progress, only_paths)
+        report = super().update(collections, progress, only_paths, force)
         if report.changed_ids and self.settings.vaults:
             self._refresh_facts(report)
         return report

@@ -28,6 +28,7 @@ class StoredLink:
     resolved_doc_id: int | None
     heading_ok: int | None
     block_ok: int | None
+    line: int
 
 
 # A link as stored: kind, target, heading, block, display, embed, line, then its resolution:
@@ -39,7 +40,7 @@ LinkRow = tuple[
 
 _LINK = (
     "SELECT l.id, l.doc_id, d.path, l.kind, l.target, l.heading, l.block, l.key,"
-    " l.resolved_path, l.resolved_doc_id, l.heading_ok, l.block_ok"
+    " l.resolved_path, l.resolved_doc_id, l.heading_ok, l.block_ok, l.line"
     # CROSS JOIN keeps links as the outer loop, so the link condition's index drives it
     " FROM links l CROSS JOIN documents d ON d.id = l.doc_id WHERE d.collection = ? AND "
 )
@@ -142,6 +143,19 @@ def pending_links(conn: Any, collection: str) -> list[StoredLink]:
     ]
 
 
+def resolved_links(conn: Any, collection: str, doc_ids: Iterable[int] | None) -> list[StoredLink]:
+    """Links of a collection already resolved (not pending): those written in the given notes,
+    or all of them (None)."""
+    if doc_ids is None:
+        rows = conn.execute(_LINK + "l.key IS NOT NULL", (collection,))
+    else:
+        rows = conn.execute(
+            _LINK + "l.key IS NOT NULL AND l.doc_id IN (SELECT value FROM json_each(?))",
+            (collection, _array(doc_ids)),
+        )
+    return [StoredLink(*r) for r in rows]
+
+
 def insert_links(conn: Any, doc_id: int, rows: Iterable[LinkRow]) -> None:
     """Store a note's links with their resolution; a NULL key marks a link to resolve once
     the update is done."""
@@ -199,7 +213,8 @@ def mark_keys_pending(conn: Any, collection: str, keys: Iterable[str]) -> None:
 
 
 def set_resolutions(
-    conn: Any, rows: Iterable[tuple[str, str | None, int | None, int | None, int | None, int]]
+    conn: Any,
+    rows: Iterable[tuple[str | None, str | None, int | None, int | None, int | None, int]],
 ) -> None:
     """Store (key, resolved_path, resolved_doc_id, heading_ok, block_ok, link id) rows."""
     conn.executemany(
