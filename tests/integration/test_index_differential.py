@@ -5,7 +5,8 @@ renames across folders, folder renames, deletes, attachments, fact notes; links 
 to notes that exist, that appear later, with duplicate names in other folders and other case)
 and brings the index up to date after each step through one of the paths the product uses:
 the facade's update (`engram update`), the watcher's call for the changed paths
-(`update_changed`, what `engram serve` runs), or the facade's note move, which rewrites links.
+(`update_changed`, what `engram serve` runs), the facade's note move (which rewrites links),
+a forced update (`engram update --force`), or an update interrupted halfway.
 At the end, every derived table (engram.index.verify.snapshot) must equal that of a new index
 built from the same folder, and the graph the facade answers from must match it too.
 

@@ -108,6 +108,30 @@ def test_a_note_that_becomes_binary_loses_its_heading_flags(engram: Engram, tmp_
     assert [lk.heading_found for lk in engram.links("Home").links] == [False]
 
 
+class Stop(Exception):
+    """The process stops (Ctrl-C, a daemon shutting down)."""
+
+
+def test_an_interrupted_update_leaves_fact_rows_to_the_next(engram: Engram, tmp_path: Path) -> None:
+    """Stopped once its notes were stored but before the fact rows were refreshed: the next
+    update, which finds no file changed, still makes the fact's row (it never did)."""
+    root = write_tree(tmp_path / "v", {"Home.md": "home\n"})
+    engram.init_vault(str(root), "v", template=False)
+    write_tree(root, {"Engram/facts/f.md": "---\nid: f2\nfactType: fact\n---\nan otter fact\n"})
+
+    def stop_at_the_end(done: int, total: int) -> None:
+        if done == total:
+            raise Stop
+
+    try:
+        engram.update(progress=stop_at_the_end)
+    except Stop:
+        pass
+    assert facts_store.by_id(engram.db.conn, "f2") is None
+    assert engram.update().added == 0
+    assert facts_store.by_id(engram.db.conn, "f2") is not None
+
+
 def test_every_case_above_equals_a_fresh_index(engram: Engram, tmp_path: Path) -> None:
     """The comparison itself: an index and a fresh build of the same folder agree."""
     root = setup(engram, tmp_path, {"Home.md": "[[T#Plan]] ![[img.png]]\n", "T.md": "# T\n"})

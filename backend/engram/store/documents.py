@@ -47,6 +47,15 @@ class DocState(NamedTuple):
     title: str
 
 
+_NEXT_SEQ = "(SELECT coalesce(max(seq), 0) + 1 FROM documents)"
+
+
+def changed_since(conn: Any, seq: int) -> list[tuple[int, int]]:
+    """(id, seq) of the documents stored or touched after change number `seq`, in order."""
+    rows = conn.execute("SELECT id, seq FROM documents WHERE seq > ? ORDER BY seq", (seq,))
+    return [(r[0], r[1]) for r in rows]
+
+
 def doc_states(conn: Any, collection: str) -> dict[str, DocState]:
     """Every stored document of a collection, by relative path."""
     rows = conn.execute(
@@ -78,8 +87,8 @@ def upsert_note(conn: Any, rec: NoteRecord, now: str) -> tuple[int, bool]:
     if row is None:
         cur = conn.execute(
             "INSERT INTO documents (title, hash, mtime_ns, size, body_line, doc_date, frontmatter,"
-            " aliases, warnings, indexed_at, collection, path)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " aliases, warnings, indexed_at, collection, path, seq)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, " + _NEXT_SEQ + ")",
             (*values, rec.collection, rec.path),
         )
         doc_id = int(cur.lastrowid)
@@ -87,8 +96,8 @@ def upsert_note(conn: Any, rec: NoteRecord, now: str) -> tuple[int, bool]:
         doc_id = int(row[0])
         conn.execute(
             "UPDATE documents SET title = ?, hash = ?, mtime_ns = ?, size = ?, body_line = ?,"
-            " doc_date = ?, frontmatter = ?, aliases = ?, warnings = ?, indexed_at = ?"
-            " WHERE id = ?",
+            " doc_date = ?, frontmatter = ?, aliases = ?, warnings = ?, indexed_at = ?,"
+            " seq = " + _NEXT_SEQ + " WHERE id = ?",
             (*values, doc_id),
         )
         _delete_children(conn, doc_id)
@@ -135,7 +144,9 @@ def touch_document(conn: Any, doc_id: int, mtime_ns: int, size: int, doc_date: s
     """Record a new mtime/size (and the date, which may come from it) for a document whose
     content hash did not change."""
     conn.execute(
-        "UPDATE documents SET mtime_ns = ?, size = ?, doc_date = ? WHERE id = ?",
+        "UPDATE documents SET mtime_ns = ?, size = ?, doc_date = ?, seq = "
+        + _NEXT_SEQ
+        + " WHERE id = ?",
         (mtime_ns, size, doc_date, doc_id),
     )
 

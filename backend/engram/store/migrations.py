@@ -293,6 +293,19 @@ def m008_chunked_title(conn: Any) -> None:
     conn.execute("ALTER TABLE chunked ADD COLUMN title TEXT")
 
 
+def m009_document_seq(conn: Any) -> None:
+    """A change number per document, raised each time the indexer stores or touches it: what
+    derives from documents outside the indexer's transaction (fact rows) keeps a cursor in it,
+    so an update interrupted before that step is caught up by the next one."""
+    _script(
+        conn,
+        """
+        ALTER TABLE documents ADD COLUMN seq INTEGER NOT NULL DEFAULT 0;
+        CREATE INDEX documents_seq ON documents (seq);
+        """,
+    )
+
+
 MIGRATIONS: list[Callable[[Any], None]] = [
     m001_documents,
     m002_chunks,
@@ -302,6 +315,7 @@ MIGRATIONS: list[Callable[[Any], None]] = [
     m006_drop_links_target_index,
     m007_sync,
     m008_chunked_title,
+    m009_document_seq,
 ]
 
 
