@@ -132,6 +132,26 @@ def test_an_interrupted_update_leaves_fact_rows_to_the_next(engram: Engram, tmp_
     assert facts_store.by_id(engram.db.conn, "f2") is not None
 
 
+def test_the_graph_is_rebuilt_after_an_interrupted_update(engram: Engram, tmp_path: Path) -> None:
+    """The graph kept in memory is keyed by counters in the index: an update stopped before
+    its link refresh (which bumped the only counter) must not leave the old graph in use."""
+    root = setup(engram, tmp_path, {"A.md": "[[B]]\n", "B.md": "# B\n"})
+    assert engram.orphans() == []  # the graph is built and kept
+    (root / "B.md").rename(root / "C.md")
+    (root / "A.md").write_text("[[C]]\n", encoding="utf-8")
+
+    def stop_at_the_end(done: int, total: int) -> None:
+        if done == total:
+            raise Stop
+
+    try:
+        engram.update(progress=stop_at_the_end)
+    except Stop:
+        pass
+    engram.update()
+    assert sorted((n.path, n.backlinks) for n in engram.rank().notes) == [("A.md", 0), ("C.md", 1)]
+
+
 def test_every_case_above_equals_a_fresh_index(engram: Engram, tmp_path: Path) -> None:
     """The comparison itself: an index and a fresh build of the same folder agree."""
     root = setup(engram, tmp_path, {"Home.md": "[[T#Plan]] ![[img.png]]\n", "T.md": "# T\n"})

@@ -69,11 +69,9 @@ def scopes(collections: Iterable[tuple[str, Path]], synced: bool = False) -> lis
     return [Scope(name, root, synced) for name, root in collections]
 
 
-def refresh(
-    db: Database, scopes: Iterable[Scope], configured: Iterable[str], touched: bool = False
-) -> Refresh:
+def refresh(db: Database, scopes: Iterable[Scope], configured: Iterable[str]) -> Refresh:
     """Resolve the pending links of each collection (listing its files first when no update
-    did); bump the graph generation when any link changed or `touched` (notes changed)."""
+    did); bump the link generation when any link changed."""
     started = time.perf_counter()
     added = removed = checked = changed = 0
     scopes = list(scopes)
@@ -90,15 +88,17 @@ def refresh(
             checked += len(links)
             changed += _resolve(conn, scope.collection, links)
         generation = int(docs.get_meta(conn, GENERATION_KEY) or 0)
-        if touched or changed:
+        if changed:
             generation += 1
             docs.set_meta(conn, GENERATION_KEY, str(generation))
     return Refresh(added, removed, checked, changed, time.perf_counter() - started, generation)
 
 
-def generation(conn: Any) -> int:
-    """The graph generation: bumped by every refresh that changed a link or a note."""
-    return int(docs.get_meta(conn, GENERATION_KEY) or 0)
+def generation(conn: Any) -> tuple[int, int]:
+    """What the graph is built from, as two counters that only grow: links (bumped by every
+    refresh that changed one) and notes (the latest change number of a stored document).
+    Both are in the index, so an update interrupted before its refresh still shows."""
+    return int(docs.get_meta(conn, GENERATION_KEY) or 0), docs.max_seq(conn)
 
 
 def sync_files(

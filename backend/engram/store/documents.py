@@ -56,6 +56,11 @@ def changed_since(conn: Any, seq: int) -> list[tuple[int, int]]:
     return [(r[0], r[1]) for r in rows]
 
 
+def max_seq(conn: Any) -> int:
+    """The latest change number of a stored document (0: none)."""
+    return int(conn.execute("SELECT coalesce(max(seq), 0) FROM documents").fetchone()[0])
+
+
 def doc_states(conn: Any, collection: str) -> dict[str, DocState]:
     """Every stored document of a collection, by relative path."""
     rows = conn.execute(
