@@ -132,6 +132,18 @@ def test_an_interrupted_update_leaves_fact_rows_to_the_next(engram: Engram, tmp_
     assert facts_store.by_id(engram.db.conn, "f2") is not None
 
 
+def test_change_numbers_are_not_reused_after_a_delete(engram: Engram, tmp_path: Path) -> None:
+    """The fact refresh's cursor counts document changes: a deleted note must not hand its
+    number to the next note stored, which the cursor would then take as already seen."""
+    root = write_tree(tmp_path / "v", {"a.md": "a\n", "b.md": "b\n"})
+    engram.init_vault(str(root), "v", template=False)
+    (root / "b.md").unlink()
+    engram.update()
+    write_tree(root, {"Engram/facts/z.md": "---\nid: z1\nfactType: fact\n---\na zebra fact\n"})
+    engram.update()
+    assert facts_store.by_id(engram.db.conn, "z1") is not None
+
+
 def test_the_graph_is_rebuilt_after_an_interrupted_update(engram: Engram, tmp_path: Path) -> None:
     """The graph kept in memory is keyed by counters in the index: an update stopped before
     its link refresh (which bumped the only counter) must not leave the old graph in use."""

@@ -47,7 +47,19 @@ class DocState(NamedTuple):
     title: str
 
 
-_NEXT_SEQ = "(SELECT coalesce(max(seq), 0) + 1 FROM documents)"
+SEQ_KEY = "document_seq"  # meta: the last change number given (never reused, deletes or not)
+
+
+def _next_seq(conn: Any) -> int:
+    row = conn.execute(
+        "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = ? RETURNING value",
+        (SEQ_KEY,),
+    ).fetchone()
+    if row is not None:
+        return int(row[0])
+    first = int(conn.execute("SELECT coalesce(max(seq), 0) + 1 FROM documents").fetchone()[0])
+    set_meta(conn, SEQ_KEY, str(first))
+    return first
 
 
 def changed_since(conn: Any, seq: int) -> list[tuple[int, int]]:
@@ -57,8 +69,8 @@ def changed_since(conn: Any, seq: int) -> list[tuple[int, int]]:
 
 
 def max_seq(conn: Any) -> int:
-    """The latest change number of a stored document (0: none)."""
-    return int(conn.execute("SELECT coalesce(max(seq), 0) FROM documents").fetchone()[0])
+    """The latest change number given to a stored document (0: none yet)."""
+    return int(get_meta(conn, SEQ_KEY) or 0)
 
 
 def doc_states(conn: Any, collection: str) -> dict[str, DocState]:
@@ -93,8 +105,8 @@ def upsert_note(conn: Any, rec: NoteRecord, now: str) -> tuple[int, bool]:
         cur = conn.execute(
             "INSERT INTO documents (title, hash, mtime_ns, size, body_line, doc_date, frontmatter,"
             " aliases, warnings, indexed_at, collection, path, seq)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, " + _NEXT_SEQ + ")",
-            (*values, rec.collection, rec.path),
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (*values, rec.collection, rec.path, _next_seq(conn)),
         )
         doc_id = int(cur.lastrowid)
     else:
@@ -102,8 +114,8 @@ def upsert_note(conn: Any, rec: NoteRecord, now: str) -> tuple[int, bool]:
         conn.execute(
             "UPDATE documents SET title = ?, hash = ?, mtime_ns = ?, size = ?, body_line = ?,"
             " doc_date = ?, frontmatter = ?, aliases = ?, warnings = ?, indexed_at = ?,"
-            " seq = " + _NEXT_SEQ + " WHERE id = ?",
-            (*values, doc_id),
+            " seq = ? WHERE id = ?",
+            (*values, _next_seq(conn), doc_id),
         )
         _delete_children(conn, doc_id)
     fts_title = "\n".join((rec.title, *rec.aliases))
@@ -149,10 +161,8 @@ def touch_document(conn: Any, doc_id: int, mtime_ns: int, size: int, doc_date: s
     """Record a new mtime/size (and the date, which may come from it) for a document whose
     content hash did not change."""
     conn.execute(
-        "UPDATE documents SET mtime_ns = ?, size = ?, doc_date = ?, seq = "
-        + _NEXT_SEQ
-        + " WHERE id = ?",
-        (mtime_ns, size, doc_date, doc_id),
+        "UPDATE documents SET mtime_ns = ?, size = ?, doc_date = ?, seq = ? WHERE id = ?",
+        (mtime_ns, size, doc_date, _next_seq(conn), doc_id),
     )
 
 
