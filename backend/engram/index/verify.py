@@ -50,8 +50,8 @@ class Drift:
 
     def describe(self, limit: int = 3) -> str:
         """One paragraph for a person: the table and a few rows of each side."""
-        lines = [f"{self.table}: {len(self.only_index)} rows only in the index, "
-                 f"{len(self.only_fresh)} only in a fresh build"]  # fmt: skip
+        head = f"{self.table}: {len(self.only_index)} rows only in the index, "
+        lines = [head + f"{len(self.only_fresh)} only in a fresh build"]
         lines += [f"  index: {r}" for r in self.only_index[:limit]]
         lines += [f"  fresh: {r}" for r in self.only_fresh[:limit]]
         return "\n".join(lines)
@@ -63,8 +63,8 @@ def snapshot(conn: Any, collection: str) -> Snapshot:
     backlinks: Rows = Counter()
     for doc_id, path, _title in graph_store.notes(conn, collection):
         for b in graph_store.backlinks(conn, doc_id):
-            backlinks[(path, b.other_path, b.line, b.kind, b.target, b.heading, b.block,
-                       b.heading_ok, b.block_ok)] += 1  # fmt: skip
+            row = (b.line, b.kind, b.target, b.heading, b.block, b.heading_ok, b.block_ok)
+            backlinks[(path, b.other_path, *row)] += 1
     unresolved = Counter(
         (r[0], *r[2:]) for r in graph_store.unresolved(conn, collection, subpaths=True)
     )

@@ -198,8 +198,8 @@ class UpkeepMixin(ModelHealthMixin):
         if not found.drift and not found.misattributed:
             detail = f"checked {_count(found.checked, 'link')}: each resolves as stored ({scope})"
             return Check(f"links {collection}", "ok", detail)
-        parts = [f"{len(found.drift):,} of {found.checked:,} checked links resolve otherwise "
-                 f"than stored ({scope})"]  # fmt: skip
+        drifted = f"{len(found.drift):,} of {found.checked:,} checked links"
+        parts = [f"{drifted} resolve otherwise than stored ({scope})"]
         if found.misattributed:
             parts.append(
                 f"{_count(found.misattributed, 'link')} in all point at a note id that is not "
