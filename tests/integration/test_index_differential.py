@@ -35,7 +35,7 @@ from engram.service import Engram
 
 EXAMPLES = int(os.environ.get("ENGRAM_DIFFERENTIAL_EXAMPLES", "0"))
 PROFILE = settings(
-    max_examples=EXAMPLES or 150,
+    max_examples=EXAMPLES or 300,
     derandomize=not EXAMPLES,  # CI: the same sequences on every run
     deadline=None,
     database=None,
@@ -108,7 +108,7 @@ def _note(data: st.DataObject, world: World, first_link: str = "") -> str:
         props.append("aliases: [Alias, Home]")
     if data.draw(st.integers(0, 3)) == 0:
         props.append(f'related: "[[{_target(data, world)}]]"')
-    if data.draw(st.integers(0, 4)) == 0:
+    if data.draw(st.integers(0, 2)) == 0:
         world.facts += 1  # a new id each time: two notes never claim the same fact
         props += ["factType: decision", f"id: fact{world.facts:04d}"]
     lines = ["---", *props, "---"] if props else []
@@ -184,7 +184,7 @@ def _step(world: World, data: st.DataObject) -> None:
     )  # fmt: skip
     if kind == "write":
         rel = world.pick(data, NOTES, existing=data.draw(st.booleans()))
-        how = data.draw(st.sampled_from(("note", "note", "note", "broken", "binary")))
+        how = data.draw(st.sampled_from(("note", "note", "broken", "binary")))
         if how == "binary":  # not a note while it stays binary, still a link target
             world.write(rel, b"%PDF-1.4\n\x00\x01 binary")
         elif how == "broken":
