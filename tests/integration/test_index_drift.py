@@ -3,6 +3,7 @@ incrementally kept index used to differ from a fresh index of the same files."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -112,21 +113,24 @@ class Stop(Exception):
     """The process stops (Ctrl-C, a daemon shutting down)."""
 
 
+def update_stopped_at_the_end(engram: Engram) -> None:
+    """An update stopped once every note is stored, before what follows it (refreshes)."""
+
+    def stop_at_the_end(done: int, total: int) -> None:
+        if done == total:
+            raise Stop
+
+    with contextlib.suppress(Stop):
+        engram.update(progress=stop_at_the_end)
+
+
 def test_an_interrupted_update_leaves_fact_rows_to_the_next(engram: Engram, tmp_path: Path) -> None:
     """Stopped once its notes were stored but before the fact rows were refreshed: the next
     update, which finds no file changed, still makes the fact's row (it never did)."""
     root = write_tree(tmp_path / "v", {"Home.md": "home\n"})
     engram.init_vault(str(root), "v", template=False)
     write_tree(root, {"Engram/facts/f.md": "---\nid: f2\nfactType: fact\n---\nan otter fact\n"})
-
-    def stop_at_the_end(done: int, total: int) -> None:
-        if done == total:
-            raise Stop
-
-    try:
-        engram.update(progress=stop_at_the_end)
-    except Stop:
-        pass
+    update_stopped_at_the_end(engram)
     assert facts_store.by_id(engram.db.conn, "f2") is None
     assert engram.update().added == 0
     assert facts_store.by_id(engram.db.conn, "f2") is not None
@@ -151,15 +155,7 @@ def test_the_graph_is_rebuilt_after_an_interrupted_update(engram: Engram, tmp_pa
     assert engram.orphans() == []  # the graph is built and kept
     (root / "B.md").rename(root / "C.md")
     (root / "A.md").write_text("[[C]]\n", encoding="utf-8")
-
-    def stop_at_the_end(done: int, total: int) -> None:
-        if done == total:
-            raise Stop
-
-    try:
-        engram.update(progress=stop_at_the_end)
-    except Stop:
-        pass
+    update_stopped_at_the_end(engram)
     engram.update()
     assert sorted((n.path, n.backlinks) for n in engram.rank().notes) == [("A.md", 0), ("C.md", 1)]
 
