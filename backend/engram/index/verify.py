@@ -110,9 +110,8 @@ class LinkDrift:
 
     def describe(self) -> str:
         """`source:line [[target]]: stored -> expected`, paths and flags only."""
-        return f"{self.source}:{self.line} [[{self.target}]]: {_show(self.stored)} -> " + _show(
-            self.expected
-        )
+        stored, expected = _show(self.stored), _show(self.expected)
+        return f"{self.source}:{self.line} [[{self.target}]]: {stored} -> {expected}"
 
 
 @dataclass(frozen=True)
@@ -129,13 +128,12 @@ def link_drift(conn: Any, collection: str, doc_ids: list[int] | None = None) -> 
     list, notes, headings and block ids, and report those stored otherwise. Every link's note
     id is also checked against its resolved path, which costs one query for the whole index."""
     links = links_store.resolved_links(conn, collection, doc_ids)
-    drift = tuple(
-        LinkDrift(lk.source, lk.line, _written(lk), stored, expected)
-        for lk, expected in zip(links, resolutions(conn, collection, links), strict=True)
-        if expected
-        != (stored := (lk.key, lk.resolved_path, lk.resolved_doc_id, lk.heading_ok, lk.block_ok))
-    )
-    return LinkCheck(len(links), drift, store.misattributed(conn, collection))
+    drift = []
+    for lk, expected in zip(links, resolutions(conn, collection, links), strict=True):
+        stored = (lk.key, lk.resolved_path, lk.resolved_doc_id, lk.heading_ok, lk.block_ok)
+        if stored != expected:
+            drift.append(LinkDrift(lk.source, lk.line, _written(lk), stored, expected))
+    return LinkCheck(len(links), tuple(drift), store.misattributed(conn, collection))
 
 
 def _written(lk: links_store.StoredLink) -> str:
