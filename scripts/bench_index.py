@@ -1,6 +1,7 @@
 """Indexing speed on a synthetic vault: cold update, no-op update, one changed file.
 
 Targets (issue: Foundation): cold >= 1,000 notes/s; no-op <= 0.5 s; one changed file <= 100 ms.
+Also the cost of `engram doctor`'s link check (a sample of notes, and --full).
 
     python scripts/bench_index.py [--notes 10000] [--keep DIR]
 """
@@ -197,6 +198,14 @@ def main() -> None:
     print(f"one changed file (full scan update): median {sorted(times)[1] * 1000:.0f} ms")
     size = engram.settings.db_path.stat().st_size
     print(f"index size: {size / 1e6:.1f} MB")
+    for full in (False, True):
+        cpu, wall = time.process_time(), time.perf_counter()
+        check = engram.check_links("bench", full=full)
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+        print(
+            f"doctor link check{' --full' if full else ''}: wall {wall * 1000:.0f} ms, "
+            f"cpu {cpu * 1000:.0f} ms ({check.status}: {check.detail})"
+        )
     engram.close()
 
 

@@ -59,8 +59,8 @@ def main() -> None:
         vectors.create_vector_table(conn, DIM)
         docs.set_meta(conn, "embed_model", fake.model_id)
         docs.set_meta(conn, "embed_dim", str(DIM))
-        rows = list(conn.execute("SELECT hash, size FROM documents"))
-        for doc_hash, size in rows:
+        rows = list(conn.execute("SELECT hash, size, title FROM documents"))
+        for doc_hash, size, title in rows:
             step = max(1, size // args.chunks_per_note)
             chunk_rows, items = [], []
             for seq in range(args.chunks_per_note):
@@ -68,7 +68,7 @@ def main() -> None:
                 chunk_rows.append((seq, seq * step, (seq + 1) * step, 1, 2, "", th, 200))
                 v = rng.standard_normal(DIM).astype(np.float32)
                 items.append((th, (v / np.linalg.norm(v)).tobytes()))
-            vectors.add_chunks(conn, doc_hash, chunk_rows)
+            vectors.add_chunks(conn, doc_hash, title, chunk_rows)
             vectors.store_vectors(conn, items)
         vectors.bump_generation(conn)
     count = vectors.vector_count(engram.db.conn)

@@ -150,9 +150,13 @@ def test_collections_contexts_ls_status(cli_env: dict[str, str], tiny_vault: Pat
 
 
 def test_doctor_cleanup_update(cli_env: dict[str, str], tiny_vault: Path) -> None:
-    doctor = json.loads(run(cli_env, "doctor", "--json").stdout)
-    assert {c["name"]: c["status"] for c in doctor}["fts5"] == "ok"
+    proc = run(cli_env, "doctor", "--json", ok=False)
+    doctor = json.loads(proc.stdout)
+    status = {c["name"]: c["status"] for c in doctor}
+    assert status["fts5"] == status["links notes"] == "ok"
     assert any(c["name"] == "notes with warnings" for c in doctor)
+    # this environment has no embedding model prepared: a failed check, so exit 1
+    assert (status["embed model"], proc.returncode) == ("fail", 1)
     (tiny_vault / "New.md").write_text("# New\n\nfresh words\n")
     out = json.loads(run(cli_env, "update", "--json").stdout)
     assert (out["added"], out["unchanged"]) == (1, 6)

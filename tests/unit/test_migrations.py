@@ -27,7 +27,7 @@ def test_written_hashes_survive_the_move_to_fact_written() -> None:
         "INSERT INTO _migrations VALUES (?, '')",
         [(m.__name__,) for m in migrations.MIGRATIONS[:upto]],
     )
-    assert migrations.apply(conn) == ["m008_fact_written"]
+    assert migrations.apply(conn)[0] == "m008_fact_written"
     assert list(conn.execute("SELECT id, sha256 FROM fact_written")) == [("f1", "abc")]
     columns = {r[1] for r in conn.execute("PRAGMA table_info(facts)")}
     assert "written_hash" not in columns and not migrations.pending(conn)

@@ -405,7 +405,7 @@ _PART = st.text(
     ),
     min_size=1,
     max_size=8,
-).filter(lambda s: s.strip() == s and s not in {".", ".."})
+).filter(lambda s: s.strip() == s and not s.startswith("."))  # dot-files are not in a vault
 _PATH = st.lists(_PART, min_size=1, max_size=3).map(lambda parts: "/".join(parts) + ".md")
 
 

@@ -160,13 +160,18 @@ def context_rm(state: State, target: str) -> None:
     "-c", "--collection", "collections", multiple=True, help="Only this collection (repeatable)."
 )
 @click.option("--embed", "and_embed", is_flag=True, help="Then embed what changed (engram embed).")
+@click.option(
+    "--force", is_flag=True, help="Re-read every note and resolve every link again (a repair)."
+)
 @click.option("--json", "as_json", is_flag=True, help="Output the report as JSON.")
 @pass_state
-def update(state: State, collections: tuple[str, ...], and_embed: bool, as_json: bool) -> None:
+def update(
+    state: State, collections: tuple[str, ...], and_embed: bool, force: bool, as_json: bool
+) -> None:
     """Index new and changed notes, drop deleted ones (incremental)."""
     from engram.cli.semantic_cmds import report_dict, run_embed
 
-    report = _run_update(state, list(collections), quiet=as_json)
+    report = _run_update(state, list(collections), quiet=as_json, force=force)
     out = _report_dict(report)
     if not as_json:
         say(report.summary())
@@ -179,12 +184,12 @@ def update(state: State, collections: tuple[str, ...], and_embed: bool, as_json:
         echo_json(out)
 
 
-def _run_update(state: State, collections: list[str], quiet: bool) -> Any:
+def _run_update(state: State, collections: list[str], quiet: bool, force: bool = False) -> Any:
     engram = state.engram
     if not collections and not engram.settings.collections:
         raise click.UsageError("no collections yet: engram collection add PATH --name NAME")
     if quiet or not sys.stderr.isatty():
-        report = engram.update(collections)
+        report = engram.update(collections, force=force)
     else:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
@@ -197,7 +202,9 @@ def _run_update(state: State, collections: list[str], quiet: bool) -> Any:
         ) as bar:
             task = bar.add_task("indexing", total=None)
             report = engram.update(
-                collections, lambda done, total: bar.update(task, completed=done, total=total)
+                collections,
+                lambda done, total: bar.update(task, completed=done, total=total),
+                force=force,
             )
     if not quiet:
         for col, path, message in report.warnings:
@@ -273,11 +280,14 @@ def cleanup(state: State, as_json: bool) -> None:
 
 
 @cli.command()
+@click.option(
+    "--full", is_flag=True, help="Resolve every stored link again (default: a sample of notes)."
+)
 @click.option("--json", "as_json", is_flag=True, help="Output as JSON.")
 @pass_state
-def doctor(state: State, as_json: bool) -> None:
+def doctor(state: State, full: bool, as_json: bool) -> None:
     """Check SQLite, extensions, models, config and index health, with fixes."""
-    checks = state.engram.doctor()
+    checks = state.engram.doctor(full=full)
     if as_json:
         echo_json([c.to_dict() for c in checks])
     else:

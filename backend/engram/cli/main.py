@@ -129,7 +129,8 @@ def main(argv: list[str] | None = None) -> int:
     from engram.cli import commands  # noqa: F401  (registers the commands)
 
     try:
-        cli.main(args=argv, prog_name="engram", standalone_mode=False)
+        # outside standalone mode, click returns the code of a command's Exit (doctor's 1)
+        code = cli.main(args=argv, prog_name="engram", standalone_mode=False)
     except click.exceptions.Abort:
         click.echo("interrupted", err=True)
         return 130
@@ -150,4 +151,4 @@ def main(argv: list[str] | None = None) -> int:
                 say(f"hint: {exc.hint}", err=True)
             return 1
         raise
-    return 0
+    return code if isinstance(code, int) else 0

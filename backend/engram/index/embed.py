@@ -121,9 +121,8 @@ def _chunk_pass(
         last_commit = time.perf_counter()
         for i, (doc_hash, path, _collection) in enumerate(todo, 1):
             text = content_text(conn, doc_hash) or ""
-            chunks = chunk_note(
-                text, parse_text(text, path, pool), embedder.count_tokens, embedder.max_text_tokens
-            )
+            parsed = parse_text(text, path, pool)
+            chunks = chunk_note(text, parsed, embedder.count_tokens, embedder.max_text_tokens)
             have = vectors.embedded_hashes(conn, [c.text_hash for c in chunks])
             vectors.enqueue(
                 conn, [(c.text_hash, c.embed_text) for c in chunks if c.text_hash not in have]
@@ -131,6 +130,7 @@ def _chunk_pass(
             vectors.add_chunks(
                 conn,
                 doc_hash,
+                parsed.title,
                 [
                     (
                         c.seq,

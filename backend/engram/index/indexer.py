@@ -2,7 +2,8 @@
 
 Work is committed in small transactions, so an interrupted update leaves a consistent index
 that the next run completes. A file whose hash matches a vanished document is a rename: the
-row moves and nothing is re-parsed. Links are stored resolved (index/links.py): the folder's
+row moves, keeping its id, and is stored again from the new path (a title taken from the file
+name changes with it). Links are stored resolved (index/links.py): the folder's
 file list is brought up to date first, in the update's first transaction.
 """
 
@@ -12,7 +13,6 @@ import datetime as dt
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
 from typing import Any
 
 from engram.index import links
@@ -65,6 +65,19 @@ class UpdateReport:
         )
 
 
+@dataclass(frozen=True)
+class _Plan:
+    """One collection's update: what the index holds, the files to look at, and whether it
+    is a watcher update (`wanted`: the paths it names) or a full one that walked the folder."""
+
+    col: CollectionSpec
+    states: dict[str, docs.DocState]
+    files: list[FileStat]
+    wanted: set[str] | None
+    walked: set[str] | None
+    force: bool
+
+
 def update(
     db: Database,
     collections: Iterable[CollectionSpec],
@@ -72,12 +85,14 @@ def update(
     progress: Progress | None = None,
     only_paths: dict[str, set[str]] | None = None,
     pool: ParsePool | None = None,
+    force: bool = False,
 ) -> UpdateReport:
     """Bring the index in line with the files of each collection.
 
     `only_paths` ({collection: {relative paths}}) limits the work to those files (the watcher's
     fast path); files not found are removed from the index. `pool` parses in a worker
-    (index/loader.py says when).
+    (index/loader.py says when). `force` re-reads every file as if it had changed and leaves
+    every link of the collection to be resolved again (a repair).
     """
     started = time.perf_counter()
     report = UpdateReport()
@@ -101,14 +116,11 @@ def update(
             if wanted is None or not links_store.has_files(db.conn, col.name)
             else None
         )
-        plans.append((col, states, files, wanted, walked))
-    total = sum(len(plan[2]) for plan in plans)
+        plans.append(_Plan(col, states, files, wanted, walked, force))
+    total = sum(len(plan.files) for plan in plans)
     done = 0
-    for col, states, files, wanted, walked in plans:
-        done = _update_collection(
-            db, col, states, files, wanted, walked, max_file_bytes, report, progress, done, total,
-            pool,
-        )  # fmt: skip
+    for plan in plans:
+        done = _update_collection(db, plan, max_file_bytes, report, progress, done, total, pool)
     with db.write() as conn:
         docs.set_meta(conn, "last_update", _now())
     report.seconds = time.perf_counter() - started
@@ -131,11 +143,7 @@ def _stat_one(col: CollectionSpec, rel: str, warn: Callable[[str, str], None]) -
 
 def _update_collection(
     db: Database,
-    col: CollectionSpec,
-    states: dict[str, docs.DocState],
-    files: list[FileStat],
-    wanted: set[str] | None,
-    walked: set[str] | None,
+    plan: _Plan,
     max_bytes: int,
     report: UpdateReport,
     progress: Progress | None,
@@ -143,11 +151,12 @@ def _update_collection(
     total: int,
     pool: ParsePool | None = None,
 ) -> int:
+    col, states, files, wanted, walked = plan.col, plan.states, plan.files, plan.wanted, plan.walked
     seen: set[str] = set()
     changed: list[FileStat] = []
     for f in files:
         st = states.get(f.rel)
-        if st is not None and st.mtime_ns == f.mtime_ns and st.size == f.size:
+        if not plan.force and st is not None and st.mtime_ns == f.mtime_ns and st.size == f.size:
             seen.add(f.rel)
             report.unchanged += 1
             done += 1
@@ -172,6 +181,8 @@ def _update_collection(
         for i, loaded in enumerate(load_all(col.name, items, max_bytes, pool), 1):
             f = by_rel[loaded.rel]
             existing = states.get(f.rel)
+            if existing is not None and plan.force:  # stored again even if the text is the same
+                existing = existing._replace(hash="")
             if _apply(conn, col, f, loaded, existing, vanished, claimed, resolver, report):
                 seen.add(f.rel)
             done += 1
@@ -186,6 +197,8 @@ def _update_collection(
         gone = [states[p] for p in sorted(scope - seen) if states[p].id not in claimed]
         report.removed += docs.delete_documents(conn, (g.id for g in gone))
         report.removed_paths.extend((col.name, g.path) for g in gone)
+        if plan.force:  # resolved again from scratch by the refresh that follows
+            links_store.mark_collection_pending(conn, col.name)
         conn.execute("COMMIT")
     except BaseException:
         if conn.in_transaction:
@@ -214,29 +227,28 @@ def _apply(
         report.warnings.append((col.name, f.rel, loaded.skipped or "skipped"))
         return False
     if existing is not None and existing.hash == loaded.sha256:
-        docs.touch_document(conn, existing.id, f.mtime_ns, f.size)
+        # same text, new time: what derives from the time (its date, a fact's updatedAt) moves
+        docs.touch_document(conn, existing.id, f.mtime_ns, f.size, rec.doc_date)
         report.unchanged += 1
+        report.changed_ids.append(existing.id)
         return True
     moved = vanished.pop(loaded.sha256, None) if existing is None else None
-    if moved is not None:
+    if moved is not None:  # the row keeps its id (facts, sync, vectors), the rest is re-derived
         claimed.add(moved.id)
-        old_stem, new_stem = PurePosixPath(moved.path).stem, PurePosixPath(f.rel).stem
-        title = new_stem if moved.title == old_stem else None
-        docs.rename_document(conn, moved.id, f.rel, f.mtime_ns, f.size, title)
-        resolver.moved(conn, moved.id, moved.path, f.rel)
-        report.renamed += 1
-        report.changed_ids.append(moved.id)
-        return True
+        docs.rename_document(conn, moved.id, f.rel)
+        resolver.moved(moved.id, moved.path)
     for w in loaded.warnings:
         report.warnings.append((col.name, f.rel, w))
-    doc_id, created = docs.upsert_note(conn, rec, _now())
-    resolver.stored(conn, doc_id, f.rel, created)
+    doc_id, _ = docs.upsert_note(conn, rec, _now())
+    resolver.stored(conn, doc_id, f.rel)
     own = NoteInfo(
         headings=tuple((h[0], h[1]) for h in rec.headings), blocks=tuple(b for b, _ in rec.blocks)
     )
     links_store.insert_links(conn, doc_id, resolver.rows(conn, f.rel, rec.links, own))
     report.changed_ids.append(doc_id)
-    if existing is None:
+    if moved is not None:
+        report.renamed += 1
+    elif existing is None:
         report.added += 1
     else:
         report.updated += 1

@@ -11,12 +11,15 @@ and `refresh` resolves the pending links once the files are indexed:
 - a file appeared or disappeared: links with its lookup key (`vault.resolve.link_key`: a new
   note satisfies old dangling links, a deleted or moved one turns its links into stubs);
 - a note changed: links to its headings and blocks;
-- a note moved: its own links (relative links and same-folder ties change);
-- a note is indexed for the first time: links already resolved to its file get its id, once
-  per committed batch (a cold update meets most notes after the notes linking to them); those
+- a note is deleted, or its file is no note any more: links to it;
+- a path gains a note (created, or moved there; a moved note is stored again, its own links
+  with it): links already resolved to that path get its id, once per committed batch,
+  whichever order the update met the notes in (a cold update meets most notes after the
+  notes linking to them; a rename, after the notes that sort before its new path); those
   asking for a heading or block are checked again.
 
 An interrupted update leaves the pending marks behind, so the next one completes the work.
+`resolutions` is also what `engram doctor` checks stored links against (index/verify.py).
 """
 
 from __future__ import annotations
@@ -66,11 +69,9 @@ def scopes(collections: Iterable[tuple[str, Path]], synced: bool = False) -> lis
     return [Scope(name, root, synced) for name, root in collections]
 
 
-def refresh(
-    db: Database, scopes: Iterable[Scope], configured: Iterable[str], touched: bool = False
-) -> Refresh:
+def refresh(db: Database, scopes: Iterable[Scope], configured: Iterable[str]) -> Refresh:
     """Resolve the pending links of each collection (listing its files first when no update
-    did); bump the graph generation when any link changed or `touched` (notes changed)."""
+    did); bump the link generation when any link changed."""
     started = time.perf_counter()
     added = removed = checked = changed = 0
     scopes = list(scopes)
@@ -87,15 +88,17 @@ def refresh(
             checked += len(links)
             changed += _resolve(conn, scope.collection, links)
         generation = int(docs.get_meta(conn, GENERATION_KEY) or 0)
-        if touched or changed:
+        if changed:
             generation += 1
             docs.set_meta(conn, GENERATION_KEY, str(generation))
     return Refresh(added, removed, checked, changed, time.perf_counter() - started, generation)
 
 
-def generation(conn: Any) -> int:
-    """The graph generation: bumped by every refresh that changed a link or a note."""
-    return int(docs.get_meta(conn, GENERATION_KEY) or 0)
+def generation(conn: Any) -> tuple[int, int]:
+    """What the graph is built from, as two counters that only grow: links (bumped by every
+    refresh that changed one) and notes (the latest change number of a stored document).
+    Both are in the index, so an update interrupted before its refresh still shows."""
+    return int(docs.get_meta(conn, GENERATION_KEY) or 0), docs.max_seq(conn)
 
 
 def sync_files(
@@ -173,8 +176,23 @@ def _is_vault_file(root: Path, rel: str) -> bool:
 
 def _resolve(conn: Any, collection: str, links: list[store.StoredLink]) -> int:
     """Resolve `links` against the collection's files; store the ones that changed."""
+    rows = [
+        (*row, lk.id)
+        for lk, row in zip(links, resolutions(conn, collection, links), strict=True)
+        if row != (lk.key, lk.resolved_path, lk.resolved_doc_id, lk.heading_ok, lk.block_ok)
+    ]
+    store.set_resolutions(conn, rows)
+    return len(rows)
+
+
+Resolution = tuple[str | None, str | None, int | None, int | None, int | None]
+
+
+def resolutions(conn: Any, collection: str, links: list[store.StoredLink]) -> list[Resolution]:
+    """Where each link resolves against the collection's files and notes as stored now:
+    (key, resolved_path, resolved_doc_id, heading_ok, block_ok), in the order given."""
     if not links:
-        return 0
+        return []
     link_keys = [link_key(lk.target) for lk in links]
     keys = set(link_keys)
     files = (
@@ -194,7 +212,7 @@ def _resolve(conn: Any, collection: str, links: list[store.StoredLink]) -> int:
     }
     doc_ids = store.doc_ids_by_path(conn, collection, {p for p in paths if p})
     add_note_info(conn, index, {p: doc_ids[p] for p in subpath_targets if p in doc_ids})
-    rows = []
+    out: list[Resolution] = []
     for path, lk, key in zip(paths, links, link_keys, strict=True):  # subpaths: notes only
         heading_ok = block_ok = None
         if path in doc_ids and (lk.heading or lk.block):
@@ -207,11 +225,8 @@ def _resolve(conn: Any, collection: str, links: list[store.StoredLink]) -> int:
                 markdown=lk.kind == "markdown",
             )
             heading_ok, block_ok = _flag(res.heading_found), _flag(res.block_found)
-        row = (key, path, doc_ids.get(path) if path else None, heading_ok, block_ok)
-        if row != (lk.key, lk.resolved_path, lk.resolved_doc_id, lk.heading_ok, lk.block_ok):
-            rows.append((*row, lk.id))
-    store.set_resolutions(conn, rows)
-    return len(rows)
+        out.append((key, path, doc_ids.get(path) if path else None, heading_ok, block_ok))
+    return out
 
 
 def _flag(value: bool | None) -> int | None:

@@ -40,23 +40,27 @@ class LinkResolver:
             store.claim_links(conn, self.collection, self._claims)
             self._claims = []
 
-    def stored(self, conn: Any, doc_id: int, path: str, created: bool) -> None:
+    def stored(self, conn: Any, doc_id: int, path: str) -> None:
         """A note was written at `path` (before its links are resolved)."""
-        self._doc_ids[path] = doc_id
-        if created:
-            self._claims.append((doc_id, path, link_key(path)))
-        else:
-            store.mark_subpath_links_pending(conn, doc_id)
-        self._forget_info(path)
+        if not self._place(doc_id, path):
+            store.mark_subpath_links_pending(conn, doc_id)  # its headings may have changed
 
-    def moved(self, conn: Any, doc_id: int, old: str, new: str) -> None:
-        """A note moved from `old` to `new` without being re-parsed."""
+    def moved(self, doc_id: int, old: str) -> None:
+        """Note `doc_id` left `old` (it is stored at its new path next)."""
         if self._doc_ids.get(old) == doc_id:
             del self._doc_ids[old]
-        self._doc_ids[new] = doc_id
-        store.mark_note_links_pending(conn, doc_id)
         self._forget_info(old)
-        self._forget_info(new)
+
+    def _place(self, doc_id: int, path: str) -> bool:
+        """`path` now holds note `doc_id`; True when it did not before. Links stored earlier
+        in this update resolved to the path with the id it had then (none, for a note created
+        or moved in later): the next flush gives them this one, whatever the order of notes."""
+        self._forget_info(path)
+        if self._doc_ids.get(path) == doc_id:
+            return False
+        self._doc_ids[path] = doc_id
+        self._claims.append((doc_id, path, link_key(path)))
+        return True
 
     def rows(
         self, conn: Any, path: str, links: tuple[ParsedLink, ...], own: NoteInfo

@@ -149,17 +149,17 @@ class JobRunner:
             self.last = job
 
     def _update(self, job: Job) -> Any:
-        """On the writer thread: expand changed paths, then an incremental update."""
-        only = None
-        if job.paths is not None:
-            only = {self.collection: self.engram.expand_changes(self.collection, job.paths)}
+        """On the writer thread: an incremental update of everything or of the changed paths."""
 
         def progress(done: int, total: int) -> None:
             if self._closing:
                 raise Cancelled
             job.done, job.total = done, total
 
-        report = self.engram.update([self.collection], progress=progress, only_paths=only)
+        if job.paths is None:
+            report = self.engram.update([self.collection], progress=progress)
+        else:
+            report = self.engram.update_changed(self.collection, job.paths, progress)
         self.engram.embed_if_available(
             [self.collection], lambda _phase, done, total: progress(done, total)
         )

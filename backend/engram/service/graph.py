@@ -1,8 +1,8 @@
 """The vault graph: link resolution after each update, and graph questions about notes.
 
 A collection is a vault: links resolve within it, and each question is about one collection
-(the only one, or the one named). The networkx graph is built once per index generation and
-kept in this process, so questions after the first cost no rebuild.
+(the only one, or the one named). The networkx graph is built once per index generation (links
+and notes changed) and kept in this process, so questions after the first cost no rebuild.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ class _Vault:
     unresolved links need only the finder)."""
 
     def __init__(
-        self, key: tuple[int, int], finder: NoteFinder, load: Callable[[], VaultGraph]
+        self, key: tuple[int, int, int], finder: NoteFinder, load: Callable[[], VaultGraph]
     ) -> None:
         self.key = key
         self.finder = finder
@@ -77,12 +77,7 @@ class GraphMixin(RetrievalMixin):
 
         # the update listed the files of each collection it indexed; no folder walk here
         found = resolution.scopes([(s.name, s.root) for s in specs], synced=True)
-        resolution.refresh(
-            self.db,
-            found,
-            [c.name for c in self.settings.collections],
-            touched=bool(report.changed_ids or report.removed_paths),
-        )
+        resolution.refresh(self.db, found, [c.name for c in self.settings.collections])
 
     def backlinks(self, note: str, collection: str | None = None) -> NoteLinks:
         """Links to a note from the vault, each with its line and that line's text."""
@@ -257,7 +252,7 @@ class GraphMixin(RetrievalMixin):
         if pending_count(conn):  # links stored before resolution existed
             cols = [(c.name, c.path) for c in self.settings.collections]
             resolution.refresh(self.db, resolution.scopes(cols), [c for c, _ in cols])
-        key = (resolution.generation(conn), store.note_count(conn, name))
+        key = (*resolution.generation(conn), store.note_count(conn, name))
         cache: dict[str, _Vault] = self.__dict__.setdefault("_graph_cache", {})
         lock: threading.Lock = self.__dict__.setdefault("_graph_lock", threading.Lock())
 

@@ -6,15 +6,20 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engram.errors import InvalidInputError, NotFoundError
 from engram.search.query import QueryError, parse_date
 from engram.service.collections import CollectionsMixin
+from engram.service.retrieval import RetrievalMixin
 from engram.store import admin
+from engram.store import links as links_store
 from engram.store.filters import Filters
 from engram.vault.fsio import UnsafePathError, safe_join
-from engram.vault.scan import hidden_or_ignored_dir, is_ignored, matches
+from engram.vault.scan import hidden_or_ignored_dir
+
+if TYPE_CHECKING:
+    from engram.index import indexer
 
 _BAD_NAME_CHARS = re.compile(r"[^\w.-]+")
 MAX_BACKLINKS = 200
@@ -23,8 +28,8 @@ MAX_NAME_BYTES = 255
 CONTEXT_CHARS = 240
 
 
-class LiveMixin(CollectionsMixin):
-    """vault_collection, note_path, note_title, indexable, expand_changes."""
+class LiveMixin(CollectionsMixin, RetrievalMixin):
+    """vault_collection, note_path, note_title, update_changed, expand_changes."""
 
     def vault_collection(self, folder: str | Path) -> str:
         """The collection rooted at `folder`; added (named after the folder) when there is none."""
@@ -73,19 +78,19 @@ class LiveMixin(CollectionsMixin):
         name = rel.rsplit("/", 1)[-1]
         return name[:-3] if name.lower().endswith(".md") else name
 
-    def indexable(self, collection: str, rel: str) -> bool:
-        """Would the indexer consider this relative path (pattern, ignores, dot-folders)?"""
-        col = self.require_collection(collection)
-        parts = rel.split("/")
-        if any(hidden_or_ignored_dir(p) for p in parts[:-1]) or parts[-1].startswith("."):
-            return False
-        return matches(col.pattern, rel) and not (col.ignore and is_ignored(rel, col.ignore))
+    def update_changed(
+        self, collection: str, rels: Iterable[str], progress: indexer.Progress | None = None
+    ) -> indexer.UpdateReport:
+        """Index what changed at these paths (the watcher's and the plugin's reindex call)."""
+        paths = self.expand_changes(collection, rels)
+        return self.update([collection], progress=progress, only_paths={collection: paths})
 
     def expand_changes(self, collection: str, rels: Iterable[str]) -> set[str]:
-        """The note paths to re-index for changed paths: a folder stands for what it holds
-        on disk and in the index (a folder moved in or out of the vault is one event)."""
-        col = self.require_collection(collection)
-        root = col.path.resolve()
+        """The vault files to look at again for changed paths, attachments included (links
+        resolve to them; the indexer picks the notes): a folder stands for what it holds on
+        disk and in the index (a folder moved in or out of the vault is one event)."""
+        root = self.require_collection(collection).path.resolve()
+        conn = self.db.conn
         out: set[str] = set()
         for rel in rels:
             full = root / rel
@@ -96,14 +101,21 @@ class LiveMixin(CollectionsMixin):
             if is_dir:
                 for f in full.rglob("*"):
                     sub = f.relative_to(root).as_posix()
-                    if f.is_file() and self.indexable(collection, sub):
+                    if f.is_file() and _visible(sub):
                         out.add(sub)
-            elif self.indexable(collection, rel):
+            elif is_file and _visible(rel):
                 out.add(rel)
-            if not is_file:
-                rows = admin.list_documents(self.db.conn, collection, rel.strip("/"))
-                out.update(r["path"] for r in rows)
+            if not is_file:  # gone (a file or a folder): what the index knows there
+                prefix = rel.strip("/")
+                out.update(r["path"] for r in admin.list_documents(conn, collection, prefix))
+                out.update(links_store.files_under(conn, collection, prefix))
         return out
+
+
+def _visible(rel: str) -> bool:
+    """Is this a path the vault shows (not in a dot-folder or tool folder, not a dot-file)?"""
+    parts = rel.split("/")
+    return not (any(hidden_or_ignored_dir(p) for p in parts[:-1]) or parts[-1].startswith("."))
 
 
 def filters_from_json(value: Any) -> Filters:

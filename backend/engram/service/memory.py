@@ -22,6 +22,7 @@ from engram.memory.results import VaultInfo
 from engram.memory.template import TEMPLATE_NAME, templates_folder, write_template
 from engram.service.retrieval import RetrievalMixin
 from engram.store import admin
+from engram.store import documents as docs
 from engram.store import facts as facts_store
 from engram.store import sync as sync_store
 from engram.store.search import content_text
@@ -29,6 +30,7 @@ from engram.sync.outbox import queue_fact
 from engram.vault.parse import split_frontmatter
 
 _NAME = re.compile(r"^[\w][\w.-]*$")
+FACTS_SEQ = "facts_seq"  # meta: the change number fact rows are up to date with
 
 
 @dataclass(frozen=True)
@@ -134,14 +136,17 @@ class MemoryMixin(RetrievalMixin):
         collections: Iterable[str] = (),
         progress: indexer.Progress | None = None,
         only_paths: dict[str, set[str]] | None = None,
+        force: bool = False,
     ) -> indexer.UpdateReport:
         """Re-index, then bring the fact index in step with the fact notes that changed."""
-        report = super().update(collections, progress, only_paths)
-        if report.changed_ids and self.settings.vaults:
+        report = super().update(collections, progress, only_paths, force)
+        if self.settings.vaults:
             self._refresh_facts(report)
         return report
 
     def _refresh_facts(self, report: indexer.UpdateReport) -> None:
+        """The fact rows of the documents stored since the last refresh (by their change
+        number: an update interrupted before this step leaves them to the next one)."""
         vaults = {
             v.name: self._vault(v.name)
             for v in self.settings.vaults
@@ -149,7 +154,8 @@ class MemoryMixin(RetrievalMixin):
         }
         todo: dict[str, list[tuple[str, str, str, dt.datetime]]] = {}
         with self.db.write() as conn:
-            for doc_id in report.changed_ids:
+            changed = docs.changed_since(conn, int(docs.get_meta(conn, FACTS_SEQ) or 0))
+            for doc_id, _ in changed:
                 row = facts_store.document(conn, doc_id)
                 v = vaults.get(row["collection"]) if row is not None else None
                 if v is None:
@@ -157,6 +163,8 @@ class MemoryMixin(RetrievalMixin):
                 found = self._refresh_one(conn, v, row, report)
                 if found is not None:
                     todo.setdefault(v.name, []).append(found)
+            if changed:
+                docs.set_meta(conn, FACTS_SEQ, str(changed[-1][1]))
         for name, items in todo.items():
             self._adopt(vaults[name], items)
 

@@ -36,8 +36,10 @@ class RetrievalMixin(Core):
         collections: Iterable[str] = (),
         progress: indexer.Progress | None = None,
         only_paths: dict[str, set[str]] | None = None,
+        force: bool = False,
     ) -> indexer.UpdateReport:
-        """Re-index the collections (all by default) incrementally."""
+        """Re-index the collections (all by default) incrementally; `force` re-reads every
+        note and resolves every link again (the repair `engram doctor` suggests)."""
         from engram.index import indexer  # parsing libraries load only when indexing
 
         names = list(collections)
@@ -48,7 +50,13 @@ class RetrievalMixin(Core):
         )
         specs = [indexer.CollectionSpec(c.name, c.path, c.pattern, c.ignore) for c in cols]
         report = indexer.update(
-            self.db, specs, self.settings.max_file_bytes, progress, only_paths, self.parse_pool
+            self.db,
+            specs,
+            self.settings.max_file_bytes,
+            progress,
+            only_paths,
+            self.parse_pool,
+            force,
         )
         self.after_update(report, specs, only_paths)
         return report

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import sys
 import time
 from collections.abc import Callable
@@ -20,6 +21,9 @@ from engram.store import admin, vectors
 from engram.store import documents as docs
 from engram.store.db import driver_info
 from engram.vault import journal
+
+LINK_SAMPLE = 500  # notes whose links `doctor` resolves again (all with --full)
+LINKS_SHOWN = 3
 
 
 class UpkeepMixin(ModelHealthMixin):
@@ -77,8 +81,9 @@ class UpkeepMixin(ModelHealthMixin):
             "bytesAfter": after,
         }
 
-    def doctor(self) -> list[Check]:
-        """Check the installation, configuration and index; each problem with a fix."""
+    def doctor(self, full: bool = False) -> list[Check]:
+        """Check the installation, configuration and index; each problem with a fix. Stored
+        links are resolved again for a sample of each collection's notes (all with `full`)."""
         checks = [
             Check(
                 "python",
@@ -164,6 +169,7 @@ class UpkeepMixin(ModelHealthMixin):
             )
         )
         checks += self._write_checks()
+        checks += [self.check_links(c.name, full) for c in self.settings.collections]
         warned = admin.documents_with_warnings(conn, limit=5)
         if warned:
             listed = ", ".join(f"{r[0]}/{r[1]}" for r in warned)
@@ -221,6 +227,39 @@ class UpkeepMixin(ModelHealthMixin):
                 )
         return out
 
+    def check_links(self, collection: str, full: bool = False) -> Check:
+        """Doctor's link check: do a collection's stored links (of a sample of notes, or all
+        with `full`) resolve as they would now? (see index/verify.py)"""
+        from engram.index import verify
+
+        conn = self.db.conn
+        ids = admin.document_ids(conn, collection)
+        sample = None if full or len(ids) <= LINK_SAMPLE else random.sample(ids, LINK_SAMPLE)
+        found = verify.link_drift(conn, collection, sample)
+        scope = (
+            f"all {len(ids):,} notes"
+            if sample is None
+            else f"a sample of {len(sample):,} of {len(ids):,} notes; --full for all"
+        )
+        if not found.drift and not found.misattributed:
+            detail = f"checked {_count(found.checked, 'link')}: each resolves as stored ({scope})"
+            return Check(f"links {collection}", "ok", detail)
+        drifted = f"{len(found.drift):,} of {found.checked:,} checked links"
+        parts = [f"{drifted} resolve otherwise than stored ({scope})"]
+        if found.misattributed:
+            parts.append(
+                f"{_count(found.misattributed, 'link')} in all point at a note id that is not "
+                "the note at their path"
+            )
+        shown = "; ".join(d.describe() for d in found.drift[:LINKS_SHOWN])
+        return Check(
+            f"links {collection}",
+            "fail",
+            "; ".join(parts) + (f": {shown}" if shown else ""),
+            f"engram update --force -c {collection} (re-reads every note and resolves every "
+            "link again)",
+        )
+
     def bench(
         self,
         queries: Path,
@@ -274,6 +313,10 @@ class UpkeepMixin(ModelHealthMixin):
             "p50_ms": evaluate.percentile(latencies, 50),
             "p95_ms": evaluate.percentile(latencies, 95),
         }
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")
 
 
 def _plain(text: str) -> str:

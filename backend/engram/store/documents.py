@@ -47,6 +47,32 @@ class DocState(NamedTuple):
     title: str
 
 
+SEQ_KEY = "document_seq"  # meta: the last change number given (never reused, deletes or not)
+
+
+def _next_seq(conn: Any) -> int:
+    row = conn.execute(
+        "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = ? RETURNING value",
+        (SEQ_KEY,),
+    ).fetchone()
+    if row is not None:
+        return int(row[0])
+    first = int(conn.execute("SELECT coalesce(max(seq), 0) + 1 FROM documents").fetchone()[0])
+    set_meta(conn, SEQ_KEY, str(first))
+    return first
+
+
+def changed_since(conn: Any, seq: int) -> list[tuple[int, int]]:
+    """(id, seq) of the documents stored or touched after change number `seq`, in order."""
+    rows = conn.execute("SELECT id, seq FROM documents WHERE seq > ? ORDER BY seq", (seq,))
+    return [(r[0], r[1]) for r in rows]
+
+
+def max_seq(conn: Any) -> int:
+    """The latest change number given to a stored document (0: none yet)."""
+    return int(get_meta(conn, SEQ_KEY) or 0)
+
+
 def doc_states(conn: Any, collection: str) -> dict[str, DocState]:
     """Every stored document of a collection, by relative path."""
     rows = conn.execute(
@@ -78,18 +104,18 @@ def upsert_note(conn: Any, rec: NoteRecord, now: str) -> tuple[int, bool]:
     if row is None:
         cur = conn.execute(
             "INSERT INTO documents (title, hash, mtime_ns, size, body_line, doc_date, frontmatter,"
-            " aliases, warnings, indexed_at, collection, path)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (*values, rec.collection, rec.path),
+            " aliases, warnings, indexed_at, collection, path, seq)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (*values, rec.collection, rec.path, _next_seq(conn)),
         )
         doc_id = int(cur.lastrowid)
     else:
         doc_id = int(row[0])
         conn.execute(
             "UPDATE documents SET title = ?, hash = ?, mtime_ns = ?, size = ?, body_line = ?,"
-            " doc_date = ?, frontmatter = ?, aliases = ?, warnings = ?, indexed_at = ?"
-            " WHERE id = ?",
-            (*values, doc_id),
+            " doc_date = ?, frontmatter = ?, aliases = ?, warnings = ?, indexed_at = ?,"
+            " seq = ? WHERE id = ?",
+            (*values, _next_seq(conn), doc_id),
         )
         _delete_children(conn, doc_id)
     fts_title = "\n".join((rec.title, *rec.aliases))
@@ -131,30 +157,27 @@ def _delete_children(conn: Any, doc_id: int) -> None:
         conn.execute(f"DELETE FROM {table} WHERE doc_id = ?", (doc_id,))
 
 
-def touch_document(conn: Any, doc_id: int, mtime_ns: int, size: int) -> None:
-    """Record a new mtime/size for a document whose content hash did not change."""
+def touch_document(conn: Any, doc_id: int, mtime_ns: int, size: int, doc_date: str) -> None:
+    """Record a new mtime/size (and the date, which may come from it) for a document whose
+    content hash did not change."""
     conn.execute(
-        "UPDATE documents SET mtime_ns = ?, size = ? WHERE id = ?", (mtime_ns, size, doc_id)
+        "UPDATE documents SET mtime_ns = ?, size = ?, doc_date = ?, seq = ? WHERE id = ?",
+        (mtime_ns, size, doc_date, _next_seq(conn), doc_id),
     )
 
 
-def rename_document(
-    conn: Any, doc_id: int, path: str, mtime_ns: int, size: int, title: str | None
-) -> None:
-    """Move a document to a new path without re-parsing; `title` replaces a path-derived one."""
-    conn.execute(
-        "UPDATE documents SET path = ?, mtime_ns = ?, size = ? WHERE id = ?",
-        (path, mtime_ns, size, doc_id),
-    )
-    if title is not None:
-        conn.execute("UPDATE documents SET title = ? WHERE id = ?", (title, doc_id))
-        conn.execute("UPDATE documents_fts SET title = ? WHERE rowid = ?", (title, doc_id))
+def rename_document(conn: Any, doc_id: int, path: str) -> None:
+    """Give a document a new path (then `upsert_note` stores what the file says there)."""
+    conn.execute("UPDATE documents SET path = ? WHERE id = ?", (path, doc_id))
 
 
 def delete_documents(conn: Any, doc_ids: Iterable[int]) -> int:
-    """Remove documents and everything derived from them; return how many."""
+    """Remove documents and everything derived from them; return how many. Links to them go
+    back to pending: their file may still be there (a note that became binary), and whether
+    its heading or block exists is no longer known."""
     count = 0
     for doc_id in doc_ids:
+        conn.execute("UPDATE links SET key = NULL WHERE resolved_doc_id = ?", (doc_id,))
         conn.execute("DELETE FROM documents_fts WHERE rowid = ?", (doc_id,))
         conn.execute("DELETE FROM documents WHERE id = ?", (doc_id,))
         count += 1

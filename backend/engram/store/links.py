@@ -28,6 +28,7 @@ class StoredLink:
     resolved_doc_id: int | None
     heading_ok: int | None
     block_ok: int | None
+    line: int
 
 
 # A link as stored: kind, target, heading, block, display, embed, line, then its resolution:
@@ -39,7 +40,7 @@ LinkRow = tuple[
 
 _LINK = (
     "SELECT l.id, l.doc_id, d.path, l.kind, l.target, l.heading, l.block, l.key,"
-    " l.resolved_path, l.resolved_doc_id, l.heading_ok, l.block_ok"
+    " l.resolved_path, l.resolved_doc_id, l.heading_ok, l.block_ok, l.line"
     # CROSS JOIN keeps links as the outer loop, so the link condition's index drives it
     " FROM links l CROSS JOIN documents d ON d.id = l.doc_id WHERE d.collection = ? AND "
 )
@@ -67,6 +68,17 @@ def files_with_keys(conn: Any, collection: str, keys: Iterable[str]) -> list[str
         "SELECT path FROM vault_files WHERE collection = ?"
         " AND key IN (SELECT value FROM json_each(?))",
         (collection, _array(keys)),
+    )
+    return [r[0] for r in rows]
+
+
+def files_under(conn: Any, collection: str, folder: str) -> list[str]:
+    """Files recorded at `folder` or under it (a folder that moved away)."""
+    like = folder.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "/%"
+    rows = conn.execute(
+        "SELECT path FROM vault_files WHERE collection = ?"
+        " AND (path = ? OR path LIKE ? ESCAPE '\\')",
+        (collection, folder, like),
     )
     return [r[0] for r in rows]
 
@@ -131,6 +143,19 @@ def pending_links(conn: Any, collection: str) -> list[StoredLink]:
     ]
 
 
+def resolved_links(conn: Any, collection: str, doc_ids: Iterable[int] | None) -> list[StoredLink]:
+    """Links of a collection already resolved (not pending): those written in the given notes,
+    or all of them (None)."""
+    if doc_ids is None:
+        rows = conn.execute(_LINK + "l.key IS NOT NULL", (collection,))
+    else:
+        rows = conn.execute(
+            _LINK + "l.key IS NOT NULL AND l.doc_id IN (SELECT value FROM json_each(?))",
+            (collection, _array(doc_ids)),
+        )
+    return [StoredLink(*r) for r in rows]
+
+
 def insert_links(conn: Any, doc_id: int, rows: Iterable[LinkRow]) -> None:
     """Store a note's links with their resolution; a NULL key marks a link to resolve once
     the update is done."""
@@ -143,14 +168,14 @@ def insert_links(conn: Any, doc_id: int, rows: Iterable[LinkRow]) -> None:
 
 
 def claim_links(conn: Any, collection: str, notes: Iterable[tuple[int, str, str]]) -> None:
-    """Notes were just indexed, (id, path, key) each: links already resolved to their files
-    point at them now; those asking for a heading or block go back to pending."""
+    """Notes now live at these paths, (id, path, key) each: links already resolved to their
+    files point at them; those asking for a heading or block go back to pending."""
     conn.execute(
         "UPDATE links SET resolved_doc_id = n.value ->> 0,"
         " key = CASE WHEN links.heading IS NULL AND links.block IS NULL THEN links.key END"
         " FROM json_each(?) AS n"
         " WHERE links.key = n.value ->> 2 AND links.resolved_path = n.value ->> 1"
-        " AND +links.resolved_doc_id IS NULL"
+        " AND +links.resolved_doc_id IS NOT n.value ->> 0"
         " AND (SELECT collection FROM documents WHERE id = links.doc_id) = ?",
         (json.dumps([list(n) for n in notes], ensure_ascii=False), collection),
     )
@@ -165,9 +190,13 @@ def mark_subpath_links_pending(conn: Any, doc_id: int) -> None:
     )
 
 
-def mark_note_links_pending(conn: Any, doc_id: int) -> None:
-    """A note moved: its own links (relative ones, same-folder ties) must be resolved again."""
-    conn.execute("UPDATE links SET key = NULL WHERE doc_id = ?", (doc_id,))
+def mark_collection_pending(conn: Any, collection: str) -> None:
+    """Every link of a collection must be resolved again (a forced update)."""
+    conn.execute(
+        "UPDATE links SET key = NULL"
+        " WHERE doc_id IN (SELECT id FROM documents WHERE collection = ?)",
+        (collection,),
+    )
 
 
 def mark_keys_pending(conn: Any, collection: str, keys: Iterable[str]) -> None:
@@ -184,7 +213,8 @@ def mark_keys_pending(conn: Any, collection: str, keys: Iterable[str]) -> None:
 
 
 def set_resolutions(
-    conn: Any, rows: Iterable[tuple[str, str | None, int | None, int | None, int | None, int]]
+    conn: Any,
+    rows: Iterable[tuple[str | None, str | None, int | None, int | None, int | None, int]],
 ) -> None:
     """Store (key, resolved_path, resolved_doc_id, heading_ok, block_ok, link id) rows."""
     conn.executemany(

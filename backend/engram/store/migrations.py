@@ -305,6 +305,25 @@ def m008_fact_written(conn: Any) -> None:
     )
 
 
+def m009_chunked_title(conn: Any) -> None:
+    """The title a text was chunked with: passages carry the note's title, which may come
+    from the file name, so a renamed note is chunked again (NULL: chunked before this)."""
+    conn.execute("ALTER TABLE chunked ADD COLUMN title TEXT")
+
+
+def m010_document_seq(conn: Any) -> None:
+    """A change number per document, raised each time the indexer stores or touches it: what
+    derives from documents outside the indexer's transaction (fact rows) keeps a cursor in it,
+    so an update interrupted before that step is caught up by the next one."""
+    _script(
+        conn,
+        """
+        ALTER TABLE documents ADD COLUMN seq INTEGER NOT NULL DEFAULT 0;
+        CREATE INDEX documents_seq ON documents (seq);
+        """,
+    )
+
+
 MIGRATIONS: list[Callable[[Any], None]] = [
     m001_documents,
     m002_chunks,
@@ -314,6 +333,8 @@ MIGRATIONS: list[Callable[[Any], None]] = [
     m006_drop_links_target_index,
     m007_sync,
     m008_fact_written,
+    m009_chunked_title,
+    m010_document_seq,
 ]
 
 

@@ -59,27 +59,38 @@ def drop_all(conn: Any) -> None:
 
 
 def hashes_to_chunk(conn: Any, collections: Sequence[str] = ()) -> list[Any]:
-    """One document per content hash that has not been chunked yet: (hash, path, collection)."""
+    """Content hashes to chunk, each with the first document that has it (by collection and
+    path), whose title the passages carry: (hash, path, collection). A hash is chunked again
+    when that title changed (a renamed note whose title is its file name)."""
     sql = (
-        "SELECT hash, min(path), min(collection) FROM documents d"
-        " WHERE NOT EXISTS (SELECT 1 FROM chunked c WHERE c.doc_hash = d.hash)"
+        "WITH first AS (SELECT hash, path, collection, title, row_number() OVER"
+        " (PARTITION BY hash ORDER BY collection, path) AS n FROM documents)"
+        " SELECT f.hash, f.path, f.collection FROM first f"
+        " LEFT JOIN chunked c ON c.doc_hash = f.hash"
+        " WHERE f.n = 1 AND (c.doc_hash IS NULL OR c.title IS NOT f.title)"
     )
     params: list[Any] = []
     if collections:
-        sql += f" AND collection IN ({','.join('?' * len(collections))})"
+        sql += (
+            " AND EXISTS (SELECT 1 FROM documents d WHERE d.hash = f.hash"
+            f" AND d.collection IN ({','.join('?' * len(collections))}))"
+        )
         params += list(collections)
-    return list(conn.execute(sql + " GROUP BY hash ORDER BY min(collection), min(path)", params))
+    return list(conn.execute(sql + " ORDER BY f.collection, f.path", params))
 
 
-def add_chunks(conn: Any, doc_hash: str, rows: Iterable[tuple[Any, ...]]) -> None:
-    """Store a document's chunks: (seq, start, end, start_line, end_line, heading, text_hash,
-    tokens) rows, and mark the content as chunked."""
+def add_chunks(conn: Any, doc_hash: str, title: str, rows: Iterable[tuple[Any, ...]]) -> None:
+    """Store a text's chunks, replacing any it had: (seq, start, end, start_line, end_line,
+    heading, text_hash, tokens) rows, and mark the text chunked with `title`."""
+    conn.execute("DELETE FROM chunks WHERE doc_hash = ?", (doc_hash,))
     conn.executemany(
-        "INSERT OR REPLACE INTO chunks (doc_hash, seq, start, end, start_line, end_line, heading,"
+        "INSERT INTO chunks (doc_hash, seq, start, end, start_line, end_line, heading,"
         " text_hash, tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [(doc_hash, *r) for r in rows],
     )
-    conn.execute("INSERT OR REPLACE INTO chunked (doc_hash) VALUES (?)", (doc_hash,))
+    conn.execute(
+        "INSERT OR REPLACE INTO chunked (doc_hash, title) VALUES (?, ?)", (doc_hash, title)
+    )
 
 
 def embedded_hashes(conn: Any, text_hashes: Sequence[str]) -> set[str]:

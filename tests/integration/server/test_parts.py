@@ -192,7 +192,11 @@ def test_note_path_normalizes_and_refuses_escapes(indexed: Engram) -> None:
 
 
 def test_expand_changes_covers_folders(indexed: Engram, tiny_vault: Path) -> None:
-    assert indexed.expand_changes("notes", ["Welcome.md", "diagram.png"]) == {"Welcome.md"}
+    # attachments too: links resolve to them (only notes are indexed)
+    assert indexed.expand_changes("notes", ["Welcome.md", "diagram.png"]) == {
+        "Welcome.md",
+        "diagram.png",
+    }
     assert indexed.expand_changes("notes", ["Projects"]) == {"Projects/Pricing.md"}
     (tiny_vault / "Projects").rename(tiny_vault / ".hidden-projects")
     assert indexed.expand_changes("notes", ["Projects"]) == {"Projects/Pricing.md"}
