@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import hashlib
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from engram.errors import InvalidInputError
 
 __all__ = ["UnsafePathError", "read_note"]
 
 BINARY_SNIFF_BYTES = 8192
+SETTLE_TRIES = 5  # reads of a file that keeps changing while it is read, then take the last
+SETTLE_PAUSE_S = 0.01
 
 
 class UnsafePathError(InvalidInputError):
@@ -57,13 +61,30 @@ def read_note(path: str | Path, max_bytes: int | None = None) -> ReadResult:
     """
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
     with os.fdopen(fd, "rb") as fh:
-        data = fh.read() if max_bytes is None else fh.read(max_bytes + 1)
+        data = _read_settled(fh, max_bytes)
     if max_bytes is not None and len(data) > max_bytes:
         raise ValueError(f"over the {max_bytes:,}-byte limit (max_file_bytes); it grew")
     if is_binary(data):
         raise ValueError("binary file (contains NUL bytes)")
     text, warning = decode(data)
     return ReadResult(text=text, data=data, sha256=sha256_hex(data), warning=warning)
+
+
+def _read_settled(fh: BinaryIO, max_bytes: int | None) -> bytes:
+    """The file's bytes, read again while it changes under us: an editor saving in place
+    (truncate, then write) must not leave its half-written state in the index."""
+    for attempt in range(SETTLE_TRIES):
+        before = os.fstat(fh.fileno())
+        fh.seek(0)
+        data = fh.read() if max_bytes is None else fh.read(max_bytes + 1)
+        after = os.fstat(fh.fileno())
+        same = (before.st_size, before.st_mtime_ns) == (after.st_size, after.st_mtime_ns)
+        whole = len(data) == min(after.st_size, len(data) if max_bytes is None else max_bytes + 1)
+        if same and whole:
+            break
+        if attempt + 1 < SETTLE_TRIES:
+            time.sleep(SETTLE_PAUSE_S)
+    return data
 
 
 def safe_join(root: Path, relative: str) -> Path:
