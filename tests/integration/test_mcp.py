@@ -39,6 +39,7 @@ TOOLS = {
     "memory_wake",
     "memory_end_session",
     "memory_deep_search",
+    "memory_log",
     "graph_backlinks",
     "graph_neighbors",
     "graph_path",
@@ -56,6 +57,7 @@ WRITERS = {
     "memory_store_fact": (False, False),
     "memory_checkpoint": (False, False),
     "memory_end_session": (False, False),
+    "memory_log": (False, False),
     "note_create": (False, True),
     "note_edit": (True, False),
     "note_move": (True, False),
@@ -185,6 +187,16 @@ async def test_every_tool_returns_real_content(vault: Path, tmp_path: Path) -> N
         assert deep["sources"] == ["local"]
         assert deep["notes"] == ["local only: sync is not configured"]
         assert stored["id"] in [r.get("id") for r in deep["results"]]
+
+        logged = json.loads(
+            await call(s, "memory_log", messages=[{"role": "user", "text": "We chose oat milk"}])
+        )
+        raw = vault / logged["lines"][0]["path"]
+        assert logged["agent"] == "test-agent" and logged["appended"] == 1
+        assert json.loads(raw.read_text().splitlines()[-1])["text"] == "We chose oat milk"
+        assert "line 1" in await fails(
+            s, "memory_log", messages=[{"role": "u", "text": "x", "ts": "no"}]
+        )
 
         saved = json.loads(
             await call(s, "memory_checkpoint", working_on="billing page", focus="webhooks")

@@ -123,7 +123,7 @@ def test_every_tool_schema_is_valid_and_described() -> None:
     assert set(TOOL) == {
         *("search", "vsearch", "query", "get", "multi_get", "status", "active_note"),
         *("memory_store_fact", "memory_recall", "memory_get_context", "memory_checkpoint"),
-        *("memory_wake", "memory_end_session", "memory_deep_search"),
+        *("memory_wake", "memory_end_session", "memory_deep_search", "memory_log"),
         *("graph_backlinks", "graph_neighbors", "graph_path", "graph_rank", "graph_themes"),
         *("note_create", "note_edit", "note_move", "note_delete", "note_link"),
     }

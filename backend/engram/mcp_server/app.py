@@ -15,14 +15,18 @@ from mcp.shared.exceptions import MCPError
 
 from engram import __version__
 from engram.errors import EngramError, NotFoundError
-from engram.mcp_server import tools_graph, tools_memory, tools_notes, tools_search
+from engram.mcp_server import tools_graph, tools_ledger, tools_memory, tools_notes, tools_search
 from engram.mcp_server.gateway import Gateway
 from engram.mcp_server.schema import Tool, check_arguments
 from engram.mcp_server.stdio import Lines, claim_stdin, forward
 
 log = logging.getLogger("engram.mcp")
 TOOLS: tuple[Tool, ...] = (
-    tools_search.TOOLS + tools_memory.TOOLS + tools_graph.TOOLS + tools_notes.TOOLS
+    tools_search.TOOLS
+    + tools_memory.TOOLS
+    + tools_ledger.TOOLS
+    + tools_graph.TOOLS
+    + tools_notes.TOOLS
 )
 INSTRUCTIONS = (
     "Engram is the user's local search and memory over their Obsidian vault and markdown "

@@ -8,6 +8,7 @@ fact it stores; people and agents may add lines by hand. Lines are read back by 
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import re
 from dataclasses import dataclass
 
@@ -15,7 +16,8 @@ from engram.memory.model import LEDGER_FOLDER, tier
 
 _LINE = re.compile(
     r"^[ \t]*[-*+][ \t]+\[(?P<type>[A-Za-z][\w-]*)\|c=(?P<c>\d*\.?\d+)\|i=(?P<i>\d*\.?\d+)\]"
-    r"[ \t]+(?P<text>.*?)(?:[ \t]+\^fact-(?P<ref>[0-9A-Za-z]+))?[ \t]*$"
+    r"[ \t]+(?P<text>.*?)(?:[ \t]+\(raw (?P<raw>[^()\s]+)\))?"
+    r"(?:[ \t]+\^(?:fact-(?P<ref>[0-9A-Za-z]+)|raw-(?P<rawid>[0-9a-f]+)))?[ \t]*$"
 )
 MAX_TEXT = 400
 
@@ -29,6 +31,7 @@ class Observation:
     importance: float
     text: str
     fact_ref: str | None = None  # first 8 characters of the fact id
+    raw: str | None = None  # `agent/YYYY/MM/DD.jsonl:N`: the raw ledger line it was scored from
     day: dt.date | None = None
     line: int = 0
 
@@ -52,10 +55,17 @@ def one_line(text: str) -> str:
 def format_line(obs: Observation) -> str:
     """`- [type|c=0.90|i=0.85] text ^fact-1a2b3c4d`."""
     ref = f" ^fact-{obs.fact_ref}" if obs.fact_ref else ""
+    if obs.raw and not obs.fact_ref:
+        ref = f" (raw {obs.raw}) ^raw-{raw_block(obs.raw)}"
     return (
         f"- [{obs.fact_type}|c={obs.confidence:.2f}|i={obs.importance:.2f}] "
         f"{one_line(obs.text)}{ref}"
     )
+
+
+def raw_block(raw: str) -> str:
+    """The block id of an observation scored from raw line `raw` (stable, 10 hex)."""
+    return hashlib.sha256(raw.encode()).hexdigest()[:10]
 
 
 def parse_line(line: str, day: dt.date | None = None, number: int = 0) -> Observation | None:
@@ -69,6 +79,7 @@ def parse_line(line: str, day: dt.date | None = None, number: int = 0) -> Observ
         importance=min(1.0, float(m.group("i"))),
         text=m.group("text").strip(),
         fact_ref=m.group("ref"),
+        raw=m.group("raw"),
         day=day,
         line=number,
     )

@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from aiohttp import web
 
-from engram.server import routes, routes_memory, routes_notes
+from engram.server import routes, routes_ledger, routes_memory, routes_notes
 from engram.server.jobs import JobRunner
 from engram.server.middleware import middlewares
 from engram.server.state import (
@@ -57,6 +57,7 @@ def create_app(engram: Engram, config: ServerConfig, runtime: Runtime) -> web.Ap
     app.add_routes(routes.routes)
     app.add_routes(routes_memory.routes)
     app.add_routes(routes_notes.routes)
+    app.add_routes(routes_ledger.routes)
     return app
 
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import functools
+
 from engram.search.query_flags import filter_syntax
 from engram.search.results import Document, Passage, SearchResult
 from engram.service.deep import DeepSearchMixin
+from engram.service.ledger import LedgerService
 from engram.service.live import LiveMixin, filters_from_json
 from engram.service.notes_move import NoteMoveMixin
 from engram.service.panel import PanelMixin
@@ -14,6 +17,11 @@ from engram.sync.engine import SyncReport
 
 class Engram(NoteMoveMixin, LiveMixin, PanelMixin, DeepSearchMixin, RebuildMixin):
     """Engram's operations over one index; the composition root builds it from Settings."""
+
+    @functools.cached_property
+    def ledger(self) -> LedgerService:
+        """Raw transcript ledger, observe, reflections, observation archive."""
+        return LedgerService(self._vault, lambda: self.clock(), self._index, lambda: self.db)
 
 
 __all__ = [

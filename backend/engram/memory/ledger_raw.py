@@ -1,0 +1,260 @@
+"""The raw transcript ledger: `ledger/raw/<agent>/YYYY/MM/DD.jsonl`, one JSON object per line.
+
+An append-only log per agent and UTC day of what an agent sends (role, text, timestamp and
+any small extra fields). Lines are appended, never rewritten: each is one `write` of a whole
+line to a file opened with O_APPEND, under the same `flock` the atomic writer takes on a
+file (`vault.atomic`), then fsynced, so two processes appending at once interleave whole
+lines. A batch is validated in full before the first line is written: a bad line is refused
+with its number and nothing is appended. The scanner indexes `.md` notes only, so these files
+are never notes (`raw_files` is how Engram lists them).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import re
+import stat
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from engram.errors import ConflictError, InvalidInputError
+from engram.memory.model import LEDGER_FOLDER
+from engram.vault.atomic import fsync_dir
+from engram.vault.fsio import safe_join
+
+try:  # POSIX; elsewhere appends still go out as single writes, without the lock
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
+
+RAW_FOLDER = "raw"
+MAX_LINE_BYTES = 64 * 1024  # one stored line, JSON encoded
+MAX_LINES = 1000  # one append
+MAX_ROLE = 64
+MAX_KEYS = 32
+_AGENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+@dataclass(frozen=True)
+class RawEntry:
+    """One line of a raw ledger: who spoke, what, when, and extra fields kept as given."""
+
+    role: str
+    text: str
+    ts: dt.datetime
+    extra: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The stored JSON object (`ts` first, then role and text, then the rest)."""
+        stamp = self.ts.astimezone(dt.UTC).isoformat(timespec="milliseconds")
+        return {"ts": stamp.replace("+00:00", "Z"), "role": self.role, "text": self.text} | {
+            k: v for k, v in self.extra.items() if k not in ("ts", "role", "text")
+        }
+
+
+@dataclass(frozen=True)
+class RawLine:
+    """A stored line and where it is: vault-relative file and 1-based line number."""
+
+    path: str
+    number: int
+    entry: RawEntry
+
+
+@dataclass(frozen=True)
+class AppendResult:
+    """What an append wrote: per file, the numbers of the lines added."""
+
+    agent: str
+    lines: tuple[RawLine, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON shape."""
+        return {
+            "agent": self.agent,
+            "appended": len(self.lines),
+            "lines": [{"path": x.path, "line": x.number} for x in self.lines],
+        }
+
+
+def check_agent(name: str) -> str:
+    """An agent name safe as one path component (letters, digits, `_ . -`, ≤ 64)."""
+    if not isinstance(name, str) or not _AGENT.fullmatch(name) or name.strip(".") == "":
+        raise InvalidInputError(
+            f"agent name {name!r} is not allowed",
+            "use 1-64 letters, digits, '_', '.' or '-', starting with a letter or digit",
+        )
+    return name
+
+
+def raw_path(facts_root: str, agent: str, day: dt.date) -> str:
+    """Vault-relative path of an agent's raw ledger for a UTC day."""
+    return f"{facts_root}/{LEDGER_FOLDER}/{RAW_FOLDER}/{check_agent(agent)}/{day:%Y/%m/%d}.jsonl"
+
+
+def parse_ts(value: Any) -> dt.datetime:
+    """An ISO 8601 timestamp as an aware UTC datetime (naive means UTC)."""
+    if not isinstance(value, str) or len(value) > 40:
+        raise ValueError("'ts' must be an ISO 8601 timestamp string")
+    moment = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=dt.UTC)
+    return moment.astimezone(dt.UTC)
+
+
+def entry_from(obj: Any, now: dt.datetime) -> RawEntry:
+    """A RawEntry from a decoded JSON object (ValueError says what is wrong)."""
+    if not isinstance(obj, dict):
+        raise ValueError("each line must be a JSON object")
+    if len(obj) > MAX_KEYS:
+        raise ValueError(f"at most {MAX_KEYS} fields per line")
+    role, text = obj.get("role"), obj.get("text")
+    if not isinstance(role, str) or not role.strip() or len(role) > MAX_ROLE:
+        raise ValueError(f"'role' must be a non-empty string of at most {MAX_ROLE} characters")
+    if not isinstance(text, str):
+        raise ValueError("'text' must be a string")
+    if "\x00" in text or "\x00" in role:
+        raise ValueError("NUL characters are not allowed")
+    ts = parse_ts(obj["ts"]) if obj.get("ts") is not None else now
+    extra = {k: v for k, v in obj.items() if k not in ("ts", "role", "text")}
+    return RawEntry(role.strip(), text, ts, extra)
+
+
+def encode(entry: RawEntry) -> bytes:
+    """One stored line (UTF-8 JSON + newline); ValueError when it is too long."""
+    data = (json.dumps(entry.to_dict(), ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+    if len(data) > MAX_LINE_BYTES:
+        raise ValueError(f"the line is {len(data):,} bytes; the limit is {MAX_LINE_BYTES:,}")
+    return data
+
+
+def parse_input(
+    objects: Iterable[tuple[int, Any]], now: dt.datetime
+) -> list[tuple[RawEntry, bytes]]:
+    """Validate a whole batch (line number, decoded object); InvalidInputError names the
+    first bad line and nothing is kept."""
+    out: list[tuple[RawEntry, bytes]] = []
+    for number, obj in objects:
+        if len(out) >= MAX_LINES:
+            raise InvalidInputError(f"at most {MAX_LINES} lines per append")
+        try:
+            entry = entry_from(obj, now)
+            out.append((entry, encode(entry)))
+        except (ValueError, TypeError, OverflowError) as exc:
+            raise InvalidInputError(f"line {number}: {exc}; nothing was appended") from None
+    return out
+
+
+def decode_lines(text: str) -> Iterator[tuple[int, Any]]:
+    """(line number, decoded JSON) for each non-blank line of JSON Lines input."""
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        if len(line) > MAX_LINE_BYTES:
+            raise InvalidInputError(f"line {number}: longer than {MAX_LINE_BYTES:,} characters")
+        try:
+            yield number, json.loads(line)
+        except ValueError as exc:
+            raise InvalidInputError(f"line {number}: not JSON ({exc.args[0]})") from None
+
+
+def append(
+    root: Path, facts_root: str, agent: str, entries: list[tuple[RawEntry, bytes]]
+) -> AppendResult:
+    """Append validated lines to the agent's day files (by each line's UTC day)."""
+    check_agent(agent)
+    by_file: dict[str, list[tuple[RawEntry, bytes]]] = {}
+    for entry, data in entries:
+        by_file.setdefault(raw_path(facts_root, agent, entry.ts.date()), []).append((entry, data))
+    written = []
+    for rel, group in by_file.items():
+        first = _append_lines(safe_join(root, rel), [data for _, data in group])
+        written += [RawLine(rel, first + i, entry) for i, (entry, _) in enumerate(group)]
+    return AppendResult(agent, tuple(written))
+
+
+def _append_lines(path: Path, lines: list[bytes]) -> int:
+    """Write whole lines at the end of `path` under its lock; the first one's line number."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    created = not path.exists()
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | _NOFOLLOW, 0o644)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ConflictError(f"{path.name} is not a regular file; nothing was appended")
+        if fcntl is not None:
+            fcntl.flock(fd, fcntl.LOCK_EX)  # the lock vault.atomic's writers take
+        count, last = _count_lines(fd)
+        if last not in (None, b"\n"):  # a writer died mid-line: the next starts on its own
+            os.write(fd, b"\n")
+            count += 1
+        for data in lines:
+            os.write(fd, data)  # one write of a whole line, O_APPEND: never interleaved
+        os.fsync(fd)
+    finally:
+        os.close(fd)  # releases the lock
+    if created:
+        fsync_dir(path.parent)
+    return count + 1
+
+
+def _count_lines(fd: int) -> tuple[int, bytes | None]:
+    """Newlines in the file and its last byte (None when empty), read through `fd`."""
+    count, last, offset = 0, None, 0
+    while chunk := os.pread(fd, 1 << 20, offset):
+        count += chunk.count(b"\n")
+        last, offset = chunk[-1:], offset + len(chunk)
+    return count, last
+
+
+def read(
+    root: Path, rel: str, max_bytes: int = 256 * 1024 * 1024
+) -> tuple[list[RawLine], list[tuple[int, str]]]:
+    """A raw ledger's lines and its unreadable ones (number, why); absent file = empty."""
+    try:
+        data = safe_join(root, rel).read_bytes()[:max_bytes]
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return [], []
+    good, bad = [], []
+    epoch = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+    for number, raw in enumerate(data.split(b"\n"), 1):
+        if not raw.strip():
+            continue
+        try:
+            good.append(RawLine(rel, number, entry_from(json.loads(raw), epoch)))
+        except (ValueError, TypeError) as exc:
+            bad.append((number, str(exc)[:200]))
+    return good, bad
+
+
+def agents(root: Path, facts_root: str) -> list[str]:
+    """The agents with a raw ledger folder, by name."""
+    folder = safe_join(root, f"{facts_root}/{LEDGER_FOLDER}/{RAW_FOLDER}")
+    try:
+        names = [p.name for p in folder.iterdir() if p.is_dir() and not p.is_symlink()]
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    return sorted(n for n in names if _AGENT.fullmatch(n))
+
+
+def day_files(
+    root: Path, facts_root: str, day: dt.date, agent: str | None = None
+) -> list[tuple[str, str]]:
+    """(agent, vault-relative path) of the existing raw ledgers of a day."""
+    names = [check_agent(agent)] if agent else agents(root, facts_root)
+    out = []
+    for name in names:
+        rel = raw_path(facts_root, name, day)
+        if safe_join(root, rel).is_file():
+            out.append((name, rel))
+    return out
+
+
+def now_utc(clock: Callable[[], dt.datetime]) -> dt.datetime:
+    """`clock()` as an aware UTC datetime."""
+    moment = clock()
+    return (moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)).astimezone(dt.UTC)

@@ -1,0 +1,100 @@
+"""The raw transcript ledger and observe runs: a small service composed into `Engram`.
+
+It receives what it needs (how to resolve a vault, a clock, how to index written notes) in
+its constructor and calls nothing private of the facade.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
+
+from engram.errors import InvalidInputError
+from engram.memory import dates, ledger, ledger_raw, observe
+from engram.memory.ledger_raw import MAX_LINES, AppendResult
+from engram.memory.observe import ObserveResult
+
+__all__ = ["MAX_LINES", "LedgerService", "parse_day"]
+
+if TYPE_CHECKING:
+    from engram.service.memory import VaultCtx
+    from engram.store.db import Database
+
+
+def parse_day(text: str | None, today: dt.date) -> dt.date:
+    """A single UTC day from a date or phrase (`2026-03-05`, `yesterday`); today if None."""
+    if not text:
+        return today
+    if len(text) > 100:
+        raise InvalidInputError("the day is too long")
+    rng = dates.parse_range(text, today)
+    if rng.since is None or rng.until is None or rng.until - rng.since != dt.timedelta(days=1):
+        raise InvalidInputError(f"{text!r} is not a single day", "give a date like 2026-03-05")
+    return rng.since
+
+
+class LedgerService:
+    """Append raw transcript lines; score them into observation lines."""
+
+    def __init__(
+        self,
+        vault: Callable[[str | None], VaultCtx],
+        clock: Callable[[], dt.datetime],
+        index: Callable[[VaultCtx, Iterable[str]], None],
+        db: Callable[[], Database],
+    ) -> None:
+        self._vault = vault
+        self._clock = clock
+        self._index = index
+        self._db = db
+
+    def append(
+        self, agent: str, lines: Iterable[tuple[int, Any]], vault: str | None = None
+    ) -> AppendResult:
+        """Append JSON objects (line number, object) to the agent's raw ledger, all or none."""
+        ledger_raw.check_agent(agent)
+        v = self._vault(vault)
+        entries = ledger_raw.parse_input(lines, ledger_raw.now_utc(self._clock))
+        if not entries:
+            raise InvalidInputError("nothing to append: give JSON lines with role and text")
+        return ledger_raw.append(v.root, v.facts_root, agent, entries)
+
+    def append_text(self, agent: str, text: str, vault: str | None = None) -> AppendResult:
+        """`append` of JSON Lines text (stdin, a file)."""
+        return self.append(agent, list(ledger_raw.decode_lines(text)), vault)
+
+    def read(self, agent: str, day: str | None = None, vault: str | None = None) -> Any:
+        """An agent's raw lines of a day: (lines, unreadable lines)."""
+        v = self._vault(vault)
+        when = parse_day(day, self._clock().date())
+        return ledger_raw.read(v.root, ledger_raw.raw_path(v.facts_root, agent, when))
+
+    def observe(
+        self, agent: str | None = None, day: str | None = None, vault: str | None = None
+    ) -> ObserveResult:
+        """Score a day's raw lines (one agent's or all) into that day's observation lines."""
+        v = self._vault(vault)
+        when = parse_day(day, self._clock().date())
+        raw_lines: list[ledger_raw.RawLine] = []
+        bad: list[str] = []
+        for _, rel in ledger_raw.day_files(v.root, v.facts_root, when, agent):
+            good, broken = ledger_raw.read(v.root, rel)
+            raw_lines += good
+            bad += [f"{rel}:{n} {why}" for n, why in broken]
+        rel = ledger.ledger_path(v.facts_root, when)
+        current = v.notes.read(rel)
+        pending = observe.merge(current.text if current else None, raw_lines, when)[1]
+        added = 0
+
+        def build(old: str | None) -> str:
+            nonlocal added
+            text, added = observe.merge(old, raw_lines, when)
+            return text if added else (old or "")
+
+        if pending and v.notes.merge(rel, build) is not None:
+            self._index(v, {rel})
+        else:
+            added = 0  # all observed already: nothing was written
+        scanned = len(raw_lines)
+        return ObserveResult(when, rel, scanned, added, scanned - added, tuple(bad))
