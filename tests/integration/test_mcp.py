@@ -217,6 +217,10 @@ async def test_every_tool_returns_real_content(vault: Path, tmp_path: Path) -> N
         assert "Home.md" in {link["path"] for link in back["links"]}
         around = json.loads(await call(s, "graph_neighbors", note="Home", depth=1))
         assert "Projects/Pricing Model.md" in {n["path"] for n in around["neighbors"]}
+        tagged = json.loads(
+            await call(s, "graph_neighbors", note="Ana Ruiz", depth=2, edge_types=["tag"])
+        )
+        assert {n["id"] for n in tagged["neighbors"]} >= {"tag:person", "note:People/Kenji Sato.md"}
         chain = json.loads(await call(s, "graph_path", source="Ana Ruiz", target="Kenji Sato"))
         assert chain["found"] is True and chain["length"] >= 1
         ranked = json.loads(await call(s, "graph_rank", about="pricing", limit=5))

@@ -3,6 +3,7 @@
 from engram.cli import (  # noqa: F401
     collections_cmds,
     graph_cmds,
+    graph_files_cmds,
     ledger_cmds,
     mcp_cmds,
     memory_cmds,

@@ -123,12 +123,31 @@ def orphans(state: State, collection: str | None, as_json: bool) -> None:
     default="both",
     help="Follow links (out), backlinks (in) or both (default).",
 )
+@click.option(
+    "--edge-type",
+    "edge_types",
+    multiple=True,
+    type=click.Choice(["wiki_link", "embed", "tag", "frontmatter_relation"]),
+    help="Follow only these typed edges of the graph index (repeatable); tags and "
+    "unresolved targets are nodes too.",
+)
 @graph_options
 @pass_state
 def neighbors(
-    state: State, note: str, depth: int, direction: str, collection: str | None, as_json: bool
+    state: State,
+    note: str,
+    depth: int,
+    direction: str,
+    edge_types: tuple[str, ...],
+    collection: str | None,
+    as_json: bool,
 ) -> None:
     """Notes up to --depth links away from NOTE."""
+    if edge_types:
+        from engram.cli.graph_files_cmds import show_typed
+
+        show_typed(state, note, edge_types, depth, direction, collection, as_json)
+        return
     found = state.engram.neighbors(note, depth, collection, direction)
     if as_json:
         echo_json([n.to_dict() for n in found.neighbors])

@@ -79,6 +79,9 @@ def show_fact(fact: Any, as_json: bool) -> None:
 @click.option("--facts-root", help="Folder for fact notes inside the vault (default Engram).")
 @click.option("--config-dir", help="Obsidian's config folder name (default .obsidian).")
 @click.option("--no-index", is_flag=True, help="Register only; index later with update.")
+@click.option(
+    "--graph-colours", is_flag=True, help="Also add graph view colour groups (graph colours)."
+)
 @click.option("--json", "as_json", is_flag=True, help="Output as JSON.")
 @pass_state
 def init(
@@ -88,13 +91,19 @@ def init(
     facts_root: str | None,
     config_dir: str | None,
     no_index: bool,
+    graph_colours: bool,
     as_json: bool,
 ) -> None:
     """Register VAULT as the default vault: a collection, its facts folder, the template."""
     info = state.engram.init_vault(vault, name, facts_root, config_dir, index=not no_index)
+    plan = state.engram.graph_files.colours(True, info.name) if graph_colours else None
     if as_json:
-        echo_json(info.to_dict())
+        echo_json(info.to_dict() | ({"graphColours": plan.to_dict()} if plan else {}))
         return
+    if plan is not None:
+        from engram.cli.graph_files_cmds import show_plan
+
+        show_plan(plan, True)
     say(f"vault {info.name}: {info.path} (default)")
     say(f"facts in {info.facts_root}/, Obsidian config in {info.config_dir}/")
     say(f"template {info.template}: {info.template_status}")

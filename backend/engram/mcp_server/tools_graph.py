@@ -36,8 +36,13 @@ async def backlinks(gw: Gateway, a: dict[str, Any]) -> str:
 async def neighbors(gw: Gateway, a: dict[str, Any]) -> str:
     """Notes within N links."""
     col = await _collection(gw, a, a["note"])
+    types = a.get("edge_types")
     data = await gw.local(
-        lambda e: e.neighbors(a["note"], a["depth"], col, a["direction"]).to_dict()
+        lambda e: (
+            e.graph_files.neighbors(a["note"], types, a["depth"], a["direction"], col)
+            if types
+            else e.neighbors(a["note"], a["depth"], col, a["direction"])
+        ).to_dict()
     )
     return fit_json(data, a["max_chars"], HINT)
 
@@ -94,6 +99,18 @@ TOOLS = (
             direction=s.choice(
                 "both, out (links) or in (backlinks).", ["both", "out", "in"], "both"
             ),
+            edge_types={
+                "type": "array",
+                "description": "Follow only these typed edges of the graph index (tags and "
+                "unresolved targets become nodes too): wiki_link, embed, tag, "
+                "frontmatter_relation (entities, supersedes, contradictsWith...).",
+                "items": {
+                    "type": "string",
+                    "enum": ["wiki_link", "embed", "tag", "frontmatter_relation"],
+                },
+                "minItems": 1,
+                "maxItems": 4,
+            },
             collection=s.text(COLLECTION, 200),
             max_chars=s.max_chars(),
         ),

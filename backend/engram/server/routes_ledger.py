@@ -5,9 +5,9 @@ from __future__ import annotations
 from aiohttp import web
 
 from engram.errors import InvalidInputError
-from engram.service.ledger import MAX_LINES
 from engram.server import validate as v
 from engram.server.state import CONFIG, ENGRAM, JOBS, in_reader
+from engram.service.ledger import MAX_LINES
 
 routes = web.RouteTableDef()
 

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import functools
+import logging
+from typing import Any
 
 from engram.search.query_flags import filter_syntax
 from engram.search.results import Document, Passage, SearchResult
 from engram.service.deep import DeepSearchMixin
+from engram.service.graph_files import GraphFiles
 from engram.service.ledger import LedgerService
 from engram.service.live import LiveMixin, filters_from_json
 from engram.service.notes_move import NoteMoveMixin
@@ -22,6 +25,25 @@ class Engram(NoteMoveMixin, LiveMixin, PanelMixin, DeepSearchMixin, RebuildMixin
     def ledger(self) -> LedgerService:
         """Raw transcript ledger, observe, reflections, observation archive."""
         return LedgerService(self._vault, lambda: self.clock(), self._index, lambda: self.db)
+
+    @functools.cached_property
+    def graph_files(self) -> GraphFiles:
+        """graph-index.json, graph export, typed neighbours, graph view colours."""
+        return GraphFiles(
+            lambda: self.db,
+            lambda: self.settings,
+            self.graph_collection,
+            lambda note, col: self.links(note, col).note.path,
+            self._vault,
+        )
+
+    def after_update(self, report: Any, specs: Any, only_paths: Any) -> None:
+        """Then rewrite the graph index file of each vault whose graph changed."""
+        super().after_update(report, specs, only_paths)
+        try:
+            self.graph_files.refresh([s.name for s in specs])
+        except OSError as exc:  # a read-only vault: the index itself is fine
+            logging.getLogger(__name__).warning("graph-index.json not written: %s", exc)
 
 
 __all__ = [

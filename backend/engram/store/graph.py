@@ -123,3 +123,37 @@ def texts(conn: Any, hashes: Iterable[str]) -> dict[str, str]:
         (json.dumps(list(set(hashes))),),
     )
     return {r[0]: r[1] for r in rows}
+
+
+def typed_documents(conn: Any, collection: str) -> list[tuple[Any, ...]]:
+    """(id, path, title, fact id or None, fact type or '', frontmatter JSON) of every
+    document of a collection, by path, for the graph index file."""
+    rows = conn.execute(
+        "SELECT d.id, d.path, d.title, f.id, coalesce(f.fact_type, ''), d.frontmatter"
+        " FROM documents d LEFT JOIN facts f ON f.doc_id = d.id"
+        " WHERE d.collection = ? ORDER BY d.path",
+        (collection,),
+    )
+    return [tuple(r) for r in rows]
+
+
+def typed_links(conn: Any, collection: str) -> list[tuple[int, str, int, str, int | None, int]]:
+    """(source id, kind, embed, target as written, resolved note id or None, is a file) of
+    every link of a collection; `is a file` is 1 when the target resolves to an attachment."""
+    rows = conn.execute(
+        "SELECT l.doc_id, l.kind, l.embed, l.target, l.resolved_doc_id,"
+        " l.resolved_path IS NOT NULL FROM links l JOIN documents d ON d.id = l.doc_id"
+        " WHERE d.collection = ? ORDER BY l.doc_id, l.line, l.id",
+        (collection,),
+    )
+    return [tuple(r) for r in rows]
+
+
+def all_tags(conn: Any, collection: str) -> list[tuple[int, str]]:
+    """(document id, tag) of a collection, each pair once."""
+    rows = conn.execute(
+        "SELECT DISTINCT t.doc_id, t.tag FROM tags t JOIN documents d ON d.id = t.doc_id"
+        " WHERE d.collection = ? ORDER BY t.doc_id, t.tag",
+        (collection,),
+    )
+    return [(r[0], r[1]) for r in rows]

@@ -1,0 +1,274 @@
+"""The typed graph of a vault as one document: `<vault>/.engram/graph-index.json`.
+
+Nodes are notes (typed decision / lesson / project / person / … by the caller, from the fact
+type or the folder), tags and unresolved link targets. Edges are typed:
+
+- `wiki_link`: a `[[link]]` or markdown link in a note's body to another note;
+- `embed`: a `![[embed]]` of another note;
+- `tag`: a note to each of its tags;
+- `frontmatter_relation`: a property whose value links to a note (`entities`, `related`...),
+  and a fact's `supersedes` / `supersededBy` / `contradictsWith` (fact ids, resolved to their
+  notes); `property` names it.
+
+Links to attachments and a note's links to itself are not edges. Everything is sorted and
+nothing depends on the time, so an unchanged vault gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+from xml.sax.saxutils import quoteattr
+
+VERSION = 1
+EDGE_TYPES = ("wiki_link", "embed", "tag", "frontmatter_relation")
+FACT_RELATIONS = ("supersedes", "supersededBy", "contradictsWith")
+
+
+@dataclass(frozen=True)
+class Node:
+    """A note, tag or unresolved target."""
+
+    id: str  # note:<path>, tag:<tag>, unresolved:<target>
+    kind: str  # note / tag / unresolved
+    label: str  # a note's title, the tag, the target
+    type: str = ""  # a note's type (decision, person, note...)
+    path: str = ""  # a note's collection-relative path
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON shape (empty fields left out)."""
+        out = {"id": self.id, "kind": self.kind, "label": self.label}
+        return out | {k: v for k, v in (("type", self.type), ("path", self.path)) if v}
+
+
+@dataclass(frozen=True, order=True)
+class Edge:
+    """A typed edge; `count` links of that type from source to target."""
+
+    source: str
+    target: str
+    type: str
+    property: str = ""
+    count: int = 1
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON shape."""
+        out: dict[str, Any] = {"source": self.source, "target": self.target, "type": self.type}
+        if self.property:
+            out["property"] = self.property
+        return out | {"count": self.count}
+
+
+@dataclass(frozen=True)
+class GraphIndex:
+    """One collection's typed graph."""
+
+    collection: str
+    nodes: tuple[Node, ...]
+    edges: tuple[Edge, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The documented file format (docs/graph.md)."""
+        return {
+            "version": VERSION,
+            "collection": self.collection,
+            "edgeTypes": list(EDGE_TYPES),
+            "nodes": [n.to_dict() for n in self.nodes],
+            "edges": [e.to_dict() for e in self.edges],
+        }
+
+    def to_json(self) -> str:
+        """The file's text."""
+        return json.dumps(self.to_dict(), ensure_ascii=False, indent=1) + "\n"
+
+    def to_graphml(self) -> str:
+        """The same graph as GraphML (Gephi, yEd, Cytoscape)."""
+        keys = [
+            ("n", "kind"),
+            ("n", "label"),
+            ("n", "type"),
+            ("n", "path"),
+            ("e", "type"),
+            ("e", "property"),
+        ]
+        out = [
+            '<?xml version="1.0" encoding="UTF-8"?>',
+            '<graphml xmlns="http://graphml.graphdrawing.org/xmlns">',
+        ]
+        for scope, name in keys:
+            out.append(
+                f'  <key id="{scope}_{name}" for="{"node" if scope == "n" else "edge"}"'
+                f' attr.name="{name}" attr.type="string"/>'
+            )
+        out.append('  <key id="e_count" for="edge" attr.name="count" attr.type="int"/>')
+        out.append(f'  <graph id={quoteattr(self.collection)} edgedefault="directed">')
+        for n in self.nodes:
+            out.append(f"    <node id={quoteattr(n.id)}>")
+            for name, value in (("kind", n.kind), ("label", n.label), ("type", n.type)):
+                if value:
+                    out.append(f'      <data key="n_{name}">{_text(value)}</data>')
+            if n.path:
+                out.append(f'      <data key="n_path">{_text(n.path)}</data>')
+            out.append("    </node>")
+        for e in self.edges:
+            out.append(f"    <edge source={quoteattr(e.source)} target={quoteattr(e.target)}>")
+            out.append(f'      <data key="e_type">{e.type}</data>')
+            if e.property:
+                out.append(f'      <data key="e_property">{_text(e.property)}</data>')
+            out.append(f'      <data key="e_count">{e.count}</data>')
+            out.append("    </edge>")
+        out += ["  </graph>", "</graphml>", ""]
+        return "\n".join(out)
+
+
+def _text(value: str) -> str:
+    return quoteattr(value)[1:-1]
+
+
+def note_id(path: str) -> str:
+    """The node id of a note."""
+    return f"note:{path}"
+
+
+def build(
+    collection: str,
+    documents: Iterable[tuple[Any, ...]],
+    links: Iterable[tuple[Any, ...]],
+    tags: Iterable[tuple[int, str]],
+    type_of: Callable[[str, str], str],
+) -> GraphIndex:
+    """The typed graph from the stored rows (store.graph.typed_documents / typed_links /
+    all_tags); `type_of(path, fact type)` names a note's type."""
+    nodes: dict[str, Node] = {}
+    paths: dict[int, str] = {}
+    front: dict[int, dict[str, Any]] = {}
+    fact_doc: dict[str, int] = {}
+    for doc_id, path, title, fact_id, fact_type, fm in documents:
+        paths[doc_id] = path
+        nodes[note_id(path)] = Node(
+            note_id(path), "note", title or path, type_of(path, fact_type), path
+        )
+        front[doc_id] = _load(fm)
+        if fact_id:
+            fact_doc[fact_id] = doc_id
+    counts: dict[tuple[str, str, str, str], int] = {}
+
+    def add(source: str, target: str, kind: str, prop: str = "") -> None:
+        if source != target:
+            key = (source, target, kind, prop)
+            counts[key] = counts.get(key, 0) + 1
+
+    for doc_id, kind, embed, target, resolved, is_file in links:
+        if doc_id not in paths:
+            continue
+        src = note_id(paths[doc_id])
+        if resolved is not None and resolved in paths:
+            dst = note_id(paths[resolved])
+        elif is_file:
+            continue  # an attachment, or a file outside the collection's mask
+        else:
+            dst = f"unresolved:{target}"
+            nodes.setdefault(dst, Node(dst, "unresolved", target))
+        if kind == "frontmatter":
+            add(src, dst, "frontmatter_relation", _property(front.get(doc_id, {}), target))
+        else:
+            add(src, dst, "embed" if embed else "wiki_link")
+    for doc_id, tag in tags:
+        if doc_id in paths:
+            tid = f"tag:{tag}"
+            nodes.setdefault(tid, Node(tid, "tag", tag))
+            add(note_id(paths[doc_id]), tid, "tag")
+    for doc_id, fm in front.items():
+        for prop in FACT_RELATIONS:
+            for ref in _ids(fm.get(prop)):
+                other = fact_doc.get(ref)
+                if other is not None:
+                    add(note_id(paths[doc_id]), note_id(paths[other]), "frontmatter_relation", prop)
+    edges = tuple(sorted(Edge(s, t, k, p, c) for (s, t, k, p), c in counts.items()))
+    return GraphIndex(collection, tuple(sorted(nodes.values(), key=lambda n: n.id)), edges)
+
+
+def _load(fm: Any) -> dict[str, Any]:
+    try:
+        data = json.loads(fm) if isinstance(fm, str) else fm
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _ids(value: Any) -> list[str]:
+    items = value if isinstance(value, list) else [value]
+    return [x.strip() for x in items if isinstance(x, str) and x.strip()]
+
+
+def _property(fm: dict[str, Any], target: str) -> str:
+    """The first property whose value holds a link to `target` (the link row has no key)."""
+    needle = f"[[{target}"
+    for key, value in fm.items():
+        if needle in json.dumps(value, ensure_ascii=False):
+            return str(key)
+    return ""
+
+
+@dataclass(frozen=True)
+class TypedNeighbor:
+    """A node within some hops of a note, following edges of chosen types."""
+
+    id: str
+    kind: str
+    label: str
+    path: str
+    hops: int
+    via: str  # the edge type that first reached it
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON shape."""
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "label": self.label,
+            "path": self.path or None,
+            "distance": self.hops,
+            "via": self.via,
+        }
+
+
+def neighbors(
+    index: GraphIndex,
+    start: str,
+    depth: int,
+    edge_types: Iterable[str],
+    direction: str = "both",
+) -> list[TypedNeighbor]:
+    """Nodes within `depth` edges of node `start` (a note id), following only `edge_types`
+    (out: as written, in: backwards, both), nearest first then by id."""
+    wanted = set(edge_types)
+    adjacent: dict[str, list[tuple[str, str]]] = {}
+    for e in index.edges:
+        if e.type not in wanted:
+            continue
+        if direction in ("out", "both"):
+            adjacent.setdefault(e.source, []).append((e.target, e.type))
+        if direction in ("in", "both"):
+            adjacent.setdefault(e.target, []).append((e.source, e.type))
+    seen = {start: (0, "")}
+    queue = deque([start])
+    while queue:
+        node = queue.popleft()
+        hops = seen[node][0]
+        if hops >= depth:
+            continue
+        for other, kind in sorted(adjacent.get(node, ())):
+            if other not in seen:
+                seen[other] = (hops + 1, kind)
+                queue.append(other)
+    by_id = {n.id: n for n in index.nodes}
+    out = [
+        TypedNeighbor(nid, by_id[nid].kind, by_id[nid].label, by_id[nid].path, hops, via)
+        for nid, (hops, via) in seen.items()
+        if nid != start and nid in by_id
+    ]
+    return sorted(out, key=lambda n: (n.hops, n.id))

@@ -1,0 +1,222 @@
+"""The graph index file, its exports, typed neighbours, and Obsidian's graph colours: a small
+service composed into `Engram` (it receives what it needs; nothing private of the facade)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING, Any
+
+from engram.errors import InvalidInputError
+from engram.graph import colours
+from engram.graph import graph_index as gi
+from engram.memory.model import ARCHIVE_FOLDER, DAILY_FOLDER, LEDGER_FOLDER, TYPE_FOLDERS
+from engram.store import graph as store
+from engram.vault.atomic import write_file
+from engram.vault.fsio import safe_join, sha256_hex
+
+if TYPE_CHECKING:
+    from engram.config import Settings
+    from engram.service.memory import VaultCtx
+    from engram.store.db import Database
+
+INDEX_FILE = ".engram/graph-index.json"
+FORMATS = ("json", "graphml")
+# a facts folder, or a vault folder of that name, gives its notes' type
+FOLDER_TYPES = {
+    "decisions": "decision",
+    "lessons": "lesson",
+    "projects": "project",
+    "people": "person",
+    "commitments": "commitment",
+    "preferences": "preference",
+    "handoffs": "handoff",
+    "observations": "observation",
+    "facts": "fact",
+    "feelings": "feeling",
+    DAILY_FOLDER: "daily",
+    LEDGER_FOLDER: "ledger",
+    ARCHIVE_FOLDER: "archive",
+}
+COLOUR_FOLDERS = tuple(dict.fromkeys(TYPE_FOLDERS.values()))
+
+
+@dataclass(frozen=True)
+class ColourPlan:
+    """What `graph colours` adds to graph.json (and whether it wrote it)."""
+
+    path: str  # vault-relative
+    added: tuple[colours.Group, ...]
+    present: int  # groups of ours already there
+    written: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON shape."""
+        return {
+            "path": self.path,
+            "added": [{"query": g.query, "rgb": f"#{g.rgb:06x}"} for g in self.added],
+            "alreadyThere": self.present,
+            "written": self.written,
+        }
+
+
+@dataclass(frozen=True)
+class TypedNeighborhood:
+    """`graph neighbors --edge-type`: the note and what its typed edges reach."""
+
+    collection: str
+    path: str
+    depth: int
+    direction: str
+    edge_types: tuple[str, ...]
+    neighbors: tuple[gi.TypedNeighbor, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON shape."""
+        return {
+            "collection": self.collection,
+            "note": self.path,
+            "depth": self.depth,
+            "direction": self.direction,
+            "edgeTypes": list(self.edge_types),
+            "neighbors": [n.to_dict() for n in self.neighbors],
+        }
+
+
+def type_of(facts_root: str | None) -> Callable[[str, str], str]:
+    """A note's type: its fact type's folder, else a known folder on its path, else note."""
+
+    def kind(path: str, fact_type: str) -> str:
+        if fact_type:
+            return FOLDER_TYPES.get(TYPE_FOLDERS.get(fact_type, ""), fact_type)
+        parts = [p.lower() for p in PurePosixPath(path).parts[:-1]]
+        if facts_root and path.startswith(facts_root + "/"):
+            parts = [p.lower() for p in PurePosixPath(path[len(facts_root) + 1 :]).parts[:-1]]
+        for part in parts:
+            if part in FOLDER_TYPES:
+                return FOLDER_TYPES[part]
+        return "note"
+
+    return kind
+
+
+class GraphFiles:
+    """graph-index.json, exports, typed neighbours, graph view colours."""
+
+    def __init__(
+        self,
+        db: Callable[[], Database],
+        settings: Callable[[], Settings],
+        collection: Callable[[str | None, str | None], str],
+        note_path: Callable[[str, str], str],
+        vault: Callable[[str | None], VaultCtx],
+    ) -> None:
+        self._db = db
+        self._settings = settings
+        self._collection = collection
+        self._note_path = note_path
+        self._vault = vault
+        self._built: dict[str, tuple[int, ...]] = {}  # index generation each file was made at
+
+    def build(self, collection: str | None = None) -> gi.GraphIndex:
+        """The typed graph of a collection, from the index."""
+        name = self._collection(collection, None)
+        vault = self._settings().vault(name)
+        with self._db().read() as conn:
+            return gi.build(
+                name,
+                store.typed_documents(conn, name),
+                store.typed_links(conn, name),
+                store.all_tags(conn, name),
+                type_of(vault.facts_root if vault else None),
+            )
+
+    def export(self, fmt: str = "json", collection: str | None = None) -> str:
+        """The typed graph as JSON (the graph-index.json format) or GraphML text."""
+        if fmt not in FORMATS:
+            raise InvalidInputError(f"--format must be one of {', '.join(FORMATS)}")
+        index = self.build(collection)
+        return index.to_json() if fmt == "json" else index.to_graphml()
+
+    def export_to(self, output: str, fmt: str = "json", collection: str | None = None) -> Path:
+        """`export` written atomically to a file anywhere (not a note: no precondition)."""
+        path = Path(output).expanduser()
+        write_file(path, self.export(fmt, collection).encode("utf-8"))
+        return path
+
+    def refresh(self, collections: Iterable[str]) -> list[str]:
+        """Rewrite `<vault>/.engram/graph-index.json` of each vault among `collections` whose
+        graph changed; the paths written."""
+        from engram.index.links import generation
+
+        written = []
+        settings = self._settings()
+        for name in collections:
+            col = settings.collection(name)
+            if col is None or settings.vault(name) is None:
+                continue  # only vaults keep the file
+            conn = self._db().conn
+            key = (*generation(conn), store.note_count(conn, name))
+            if self._built.get(name) == key:
+                continue  # no note or link changed since this process wrote it
+            data = self.build(name).to_json().encode("utf-8")
+            path = safe_join(col.path, INDEX_FILE)
+            try:
+                same = sha256_hex(path.read_bytes()) == sha256_hex(data)
+            except FileNotFoundError:
+                same = False
+            if not same:
+                write_file(path, data)
+                written.append(str(path))
+            self._built[name] = key
+        return written
+
+    def neighbors(
+        self,
+        note: str,
+        edge_types: Iterable[str],
+        depth: int = 1,
+        direction: str = "both",
+        collection: str | None = None,
+    ) -> TypedNeighborhood:
+        """Nodes (notes, tags, unresolved targets) within `depth` edges of the chosen types."""
+        types = tuple(dict.fromkeys(edge_types))
+        bad = [t for t in types if t not in gi.EDGE_TYPES]
+        if bad or not types:
+            raise InvalidInputError(
+                f"edge type {bad[0] if bad else ''!r} is not one of {', '.join(gi.EDGE_TYPES)}"
+            )
+        if direction not in ("both", "out", "in"):
+            raise InvalidInputError("direction must be one of both, out, in")
+        if depth < 1:
+            raise InvalidInputError("depth must be 1 or more")
+        name = self._collection(collection, note)
+        path = self._note_path(note, name)
+        found = gi.neighbors(self.build(name), gi.note_id(path), depth, types, direction)
+        return TypedNeighborhood(name, path, depth, direction, types, tuple(found))
+
+    def colours(self, write: bool = False, vault: str | None = None) -> ColourPlan:
+        """Colour groups per facts folder for Obsidian's graph view; previewed unless `write`."""
+        v = self._vault(vault)
+        rel = f"{v.config_dir}/graph.json"
+        path = safe_join(v.root, rel)
+        try:
+            data = path.read_bytes()
+            text: str | None = data.decode("utf-8")
+            expected = sha256_hex(data)
+        except FileNotFoundError:
+            text, expected = None, ""
+        except UnicodeDecodeError:
+            raise InvalidInputError(f"{rel} is not UTF-8; not touched") from None
+        wanted = colours.folder_groups(v.facts_root, COLOUR_FOLDERS)
+        todo = colours.missing(text, wanted)
+        new = colours.add(text, todo)
+        if write and todo:
+            write_file(path, new.encode("utf-8"), expected)  # ConflictError if it changed
+        return ColourPlan(rel, tuple(todo), len(wanted) - len(todo), write and bool(todo))
+
+
+def index_path(root: Path) -> Path:
+    """Where a vault's graph index file is."""
+    return root / INDEX_FILE

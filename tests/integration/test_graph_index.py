@@ -1,0 +1,145 @@
+"""The graph index file agrees with the graph commands; graph export; typed neighbours;
+graph view colours in a real vault's graph.json."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from engram.errors import ConflictError
+from engram.service import Engram
+
+
+def index_of(vault: Path) -> dict:
+    return json.loads((vault / ".engram/graph-index.json").read_text())
+
+
+def test_the_index_file_is_what_the_graph_commands_report(mem: Engram, vault: Path) -> None:
+    data = index_of(vault)
+    assert data["version"] == 1 and data["collection"] == "Brewline"
+    assert data == json.loads(mem.graph_files.export("json"))
+    notes = {n["path"] for n in data["nodes"] if n["kind"] == "note"}
+    assert notes == {p for (p,) in mem.db.conn.execute("SELECT path FROM documents")}
+    links = Counter()
+    for e in data["edges"]:
+        if e["type"] in ("wiki_link", "embed", "frontmatter_relation") and e["target"].startswith(
+            "note:"
+        ):
+            links[(e["source"][5:], e["target"][5:], e["type"])] += e["count"]
+    reported = Counter()
+    for path in notes:
+        for link in mem.links(path).links:
+            if link.note and link.path != path:
+                kind = (
+                    "frontmatter_relation"
+                    if link.kind == "frontmatter"
+                    else ("embed" if link.embed else "wiki_link")
+                )
+                reported[(path, link.path, kind)] += 1
+    assert links == reported and links
+    unresolved = {e["target"][11:] for e in data["edges"] if e["target"].startswith("unresolved:")}
+    assert unresolved == {u.target for u in mem.unresolved()}
+    tags = {(e["source"][5:], e["target"][4:]) for e in data["edges"] if e["type"] == "tag"}
+    assert ("People/Ana Ruiz.md", "person") in tags
+    for path in sorted(notes)[:6]:  # typed neighbours over every link type = graph neighbors
+        for depth in (1, 2):
+            typed = mem.graph_files.neighbors(
+                path, ["wiki_link", "embed", "frontmatter_relation"], depth
+            )
+            plain = mem.neighbors(path, depth)
+            assert {n.path for n in typed.neighbors if n.kind == "note"} == {
+                n.path for n in plain.neighbors
+            }
+
+
+def test_fact_relations_are_typed_edges_and_the_file_follows_updates(
+    mem: Engram, vault: Path
+) -> None:
+    old = mem.fact_add("We decided to roast on Mondays", entities=["Kenji Sato"])
+    new = mem.fact_supersede(old.id, "We decided to roast on Tuesdays").new
+    edges = index_of(vault)["edges"]
+    rel = {(e["source"][5:], e["target"][5:], e.get("property")) for e in edges}
+    assert (new.path, old.path, "supersedes") in rel and (old.path, new.path, "supersededBy") in rel
+    assert (old.path, "People/Kenji Sato.md", "entities") in rel
+    types = {n["path"]: n["type"] for n in index_of(vault)["nodes"] if n["kind"] == "note"}
+    assert types[old.path] == "decision" and types["People/Ana Ruiz.md"] == "person"
+    before = (vault / ".engram/graph-index.json").stat().st_mtime_ns
+    mem.update()  # nothing changed: the file is not rewritten
+    assert (vault / ".engram/graph-index.json").stat().st_mtime_ns == before
+
+
+def test_export_from_the_cli_as_json_and_graphml(mem: Engram, vault: Path, tmp_path: Path) -> None:
+    out = tmp_path / "g.graphml"
+    run = [sys.executable, "-m", "engram", "graph", "export"]
+    env = dict(os.environ)
+    as_json = subprocess.run(run, env=env, capture_output=True, text=True, timeout=60)
+    assert as_json.returncode == 0, as_json.stderr
+    assert json.loads(as_json.stdout) == index_of(vault)
+    done = subprocess.run(
+        [*run, "--format", "graphml", "-o", str(out)], env=env, capture_output=True, timeout=60
+    )
+    assert done.returncode == 0
+    import networkx as nx
+
+    g = nx.read_graphml(out)
+    assert set(g.nodes) == {n["id"] for n in index_of(vault)["nodes"]}
+    assert g.number_of_edges() == len(
+        {(e["source"], e["target"]) for e in index_of(vault)["edges"]}
+    )
+
+
+PERSON = """{
+  "collapse-filter": false,
+  "search": "",
+  "colorGroups": [
+    {
+      "query": "path:Journal",
+      "color": {
+        "a": 1,
+        "rgb": 5431473
+      }
+    }
+  ],
+  "showTags": true,
+  "scale": 0.8716
+}"""
+
+
+def test_colours_preview_then_write_keeping_every_other_byte(mem: Engram, vault: Path) -> None:
+    graph = vault / ".obsidian/graph.json"
+    graph.write_text(PERSON)
+    plan = mem.graph_files.colours()
+    assert len(plan.added) == 10 and not plan.written and graph.read_text() == PERSON
+    written = mem.graph_files.colours(write=True)
+    assert written.written
+    text = graph.read_text()
+    cut = text.index(',\n    {\n      "query": "path:\\"Engram/')
+    end = text.index("\n  ],\n", cut)
+    assert text[:cut] + text[end:] == PERSON  # the person's bytes, all of them
+    again = mem.graph_files.colours(write=True)
+    assert not again.written and again.present == 10 and graph.read_text() == text
+
+
+def test_colours_never_overwrite_a_file_that_changed_since_it_was_read(
+    mem: Engram, vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from engram.graph import colours
+
+    graph = vault / ".obsidian/graph.json"
+    graph.write_text(PERSON)
+    original = colours.add
+
+    def obsidian_saves_meanwhile(text: str | None, groups: list) -> str:
+        graph.write_text(PERSON.replace("0.8716", "1.2"))
+        return original(text, groups)
+
+    monkeypatch.setattr(colours, "add", obsidian_saves_meanwhile)
+    with pytest.raises(ConflictError):
+        mem.graph_files.colours(write=True)
+    assert "1.2" in graph.read_text()
