@@ -69,6 +69,7 @@ class MemorySettings:
     dormant_after_days: int = 30
     archive_after_days: int = 180
     half_life_days: int = 30
+    observations_keep_days: int = 90  # ledger days kept in place; older ones go to the archive
     # recall keeps a fact the keyword list missed only when its passage is at least this
     # similar to the query (cosine); measured for all-MiniLM-L6-v2 by scripts/recall_floor.py
     min_similarity: float = 0.30
@@ -189,7 +190,7 @@ def from_raw(raw: Mapping[str, Any]) -> Settings:
         n_threads=_positive_int(models.get("n_threads", default_threads()), "models.n_threads"),
         vaults=vaults,
         default_vault=default_vault,
-        memory=_memory(raw.get("memory")),
+        memory=_keeps_a_week(_memory(raw.get("memory"))),
         raw=dict(raw),
     )
 
@@ -246,12 +247,23 @@ def _memory(spec: Any) -> MemorySettings:
     return MemorySettings(
         **{
             key: _positive_int(spec.get(key, getattr(base, key)), f"memory.{key}")
-            for key in ("dormant_after_days", "archive_after_days", "half_life_days")
+            for key in (
+                "dormant_after_days",
+                "archive_after_days",
+                "half_life_days",
+                "observations_keep_days",
+            )
         },
         min_similarity=_fraction(
             spec.get("min_similarity", base.min_similarity), "memory.min_similarity"
         ),
     )
+
+
+def _keeps_a_week(memory: MemorySettings) -> MemorySettings:
+    if memory.observations_keep_days < 7:  # wake reads the last 7 days of the ledger
+        raise ConfigError("memory.observations_keep_days must be 7 or more")
+    return memory
 
 
 def _collection(name: str, spec: Any) -> Collection:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import click
 
@@ -63,3 +64,39 @@ def ledger_observe(
     )
     for bad in result.bad_lines:
         say(f"warning: unreadable raw line {bad}", err=True)
+
+
+@ledger.command("archive")
+@click.option("--dry-run", is_flag=True, help="Only say what would move.")
+@vault_option
+@pass_state
+def ledger_archive(state: State, dry_run: bool, vault: str | None, as_json: bool) -> None:
+    """Move observation days older than memory.observations_keep_days to the archive folder
+    (engram fact sweep does this too)."""
+    moves = state.engram.ledger.archive(dry_run, vault)
+    if as_json:
+        echo_json([m.to_dict() for m in moves])
+        return
+    show_moves(moves, dry_run)
+
+
+def show_moves(moves: list[Any], dry_run: bool) -> None:
+    """One line per archived ledger day, then a count."""
+    for m in moves:
+        say(f"{m.source} -> {m.target}")
+    say(f"{len(moves)} ledger days {'would move' if dry_run else 'archived'}")
+
+
+@cli.command("reflect")
+@click.argument("week", required=False)
+@vault_option
+@pass_state
+def reflect(state: State, week: str | None, vault: str | None, as_json: bool) -> None:
+    """Regenerate WEEK's reflection, ledger/reflections/YYYY-Www.md (2026-W10, a date in
+    the week, or "this week"; default: the last week that ended)."""
+    result = state.engram.reflections.reflect(week, vault)
+    if as_json:
+        echo_json(result.to_dict())
+        return
+    state_word = "written" if result.written else "unchanged"
+    say(f"{result.path}: {result.facts} facts, {state_word}")

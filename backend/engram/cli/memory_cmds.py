@@ -305,9 +305,14 @@ def fact_from_note(
 def fact_sweep(state: State, dry_run: bool, vault: str | None, as_json: bool) -> None:
     """Move idle facts active → dormant → archived (and recalled ones back to active)."""
     changes = state.engram.fact_sweep(dry_run, vault)
+    moves = state.engram.ledger.archive(dry_run, vault)  # old observation days, too
     if as_json:
         echo_json([c.to_dict() for c in changes])
         return
     for c in changes:
         say(f"{c.id[:8]}  {c.old} -> {c.new}  {c.path}")
     say(f"{len(changes)} facts {'would change' if dry_run else 'changed'}")
+    if moves:
+        from engram.cli.ledger_cmds import show_moves
+
+        show_moves(moves, dry_run)

@@ -38,6 +38,7 @@ def recall(
     until: str | None,
     tier_name: str | None,
     include_notes: bool,
+    agent: str | None = None,
 ) -> list[dict[str, Any]]:
     """Recall hits as JSON (`RecallHit.to_dict`), from the daemon when it can answer."""
     tags = list(tags)
@@ -55,6 +56,7 @@ def recall(
                 tier=tier_name,
                 includeNotes=include_notes,
                 allStates=states is not None,
+                agent=agent,
             )
         except DaemonUnreachable:
             pass  # it stopped since it wrote its file: answer in-process
@@ -70,6 +72,7 @@ def recall(
         include_notes=include_notes,
         states=states,
         vault=vault,
+        agent=agent,
     )
     return [h.to_dict() for h in hits]
 

@@ -29,6 +29,12 @@ from engram.cli.remote import daemon_option
     "configured; each hit says where it came from (local, convex, both).",
 )
 @click.option("-n", "n", type=click.IntRange(min=1), default=10, show_default=True)
+@click.option(
+    "--by",
+    "agent",
+    envvar="ENGRAM_AGENT_ID",
+    help="Count this recall for an agent (default $ENGRAM_AGENT_ID; unset: not counted).",
+)
 @vault_option
 @daemon_option
 @pass_state

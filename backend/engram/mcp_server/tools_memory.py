@@ -71,6 +71,7 @@ async def recall(gw: Gateway, a: dict[str, Any]) -> str:
         "since": a.get("since"),
         "until": a.get("until"),
         "includeNotes": a["include_notes"],
+        "agent": gw.options.agent,
     }
     got = await gw.remote(lambda d: d.recall(q, n, **options), True) if q.strip() else None
 
@@ -84,6 +85,7 @@ async def recall(gw: Gateway, a: dict[str, Any]) -> str:
             until=a.get("until"),
             include_notes=a["include_notes"],
             vault=vault,
+            agent=gw.options.agent,
         )
         return [h.to_dict() for h in hits]
 

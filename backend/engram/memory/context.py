@@ -1,10 +1,11 @@
 """Context building: profiles order the sources, a hard token budget (chars/4) cuts the list.
 
 Sources: `structural`, `potential` and `contextual` facts (by importance tier), `daily`
-(today's and yesterday's daily notes), `search` (hits for the query) and `graph` (notes
-1-2 links away from the hits). A profile says which source comes first; inside a source,
-higher scores first. Items are taken in that order while they fit; an item too big for what
-is left is cut to fit when at least MIN_CUT_TOKENS remain, else skipped.
+(today's and yesterday's daily notes), `search` (hits for the query), `graph` (notes
+1-2 links away from the hits) and `reflection` (the newest weekly reflection, handoff only).
+A profile says which source comes first; inside a source, higher scores first. Items are
+taken in that order while they fit; an item too big for what is left is cut to fit when at
+least MIN_CUT_TOKENS remain, else skipped.
 """
 
 from __future__ import annotations
@@ -16,13 +17,14 @@ from typing import Any
 
 from engram.errors import InvalidInputError
 
-SOURCES = ("structural", "potential", "contextual", "daily", "search", "graph")
+SOURCES = ("structural", "potential", "contextual", "daily", "search", "graph", "reflection")
 PROFILES: dict[str, tuple[str, ...]] = {
     "default": ("structural", "daily", "search", "graph", "potential", "contextual"),
     "planning": ("search", "graph", "structural", "potential", "daily", "contextual"),
     "incident": ("structural", "search", "potential", "daily", "graph", "contextual"),
-    "handoff": ("daily", "structural", "potential", "search", "graph", "contextual"),
+    "handoff": ("daily", "reflection", "structural", "potential", "search", "graph", "contextual"),
 }
+ONLY_IN = {"reflection": ("handoff",)}  # a source no other profile takes
 SEPARATOR = "\n\n"
 MIN_CUT_TOKENS = 24
 ELLIPSIS = " …"
@@ -80,6 +82,7 @@ def fit(items: Iterable[ContextItem], profile: str, budget: int) -> list[Context
     if budget < 0:
         raise InvalidInputError("the token budget must be zero or more")
     rank = {source: i for i, source in enumerate(profile_order(profile))}
+    items = [it for it in items if profile in ONLY_IN.get(it.source, (profile,))]
     ordered = sorted(items, key=lambda it: (rank.get(it.source, len(rank)), -it.score, it.ref))
     chosen: list[ContextItem] = []
     seen: set[str] = set()

@@ -8,7 +8,8 @@ byte for byte. Regenerating with the same facts gives the same bytes, so nothing
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from engram.errors import InvalidInputError
@@ -70,8 +71,21 @@ def _display(title: str) -> str:
     return " ".join(title.replace("|", "/").replace("[", "(").replace("]", ")").split())
 
 
-def generated(entries: Iterable[DailyEntry]) -> str:
-    """The generated section (markers included): counts, then one list per fact type."""
+def activity(entries: Iterable[DailyEntry], recalls: Mapping[str, int]) -> list[str]:
+    """The "Session activity" lines: per agent, facts stored and recalls made."""
+    stored = Counter(e.created_by for e in entries)
+    out = []
+    for agent in sorted(set(stored) | {a for a, n in recalls.items() if n}):
+        facts, asked = stored.get(agent, 0), recalls.get(agent, 0)
+        parts = [f"{facts} fact{'' if facts == 1 else 's'} stored"] if facts else []
+        parts += [f"{asked} recall{'' if asked == 1 else 's'}"] if asked else []
+        out.append(f"- {_display(agent)}: {', '.join(parts)}")
+    return out
+
+
+def generated(entries: Iterable[DailyEntry], recalls: Mapping[str, int] | None = None) -> str:
+    """The generated section (markers included): counts, one list per fact type, then what
+    each agent did."""
     items = sorted(entries, key=lambda e: (type_label(e.fact_type), e.timestamp, e.id))
     by_type: dict[str, list[DailyEntry]] = {}
     for e in items:
@@ -86,16 +100,22 @@ def generated(entries: Iterable[DailyEntry]) -> str:
                 f"- {e.timestamp:%H:%M} [[{e.link_target}|{_display(e.title)}]]"
                 f" — importance {e.importance:.2f} ({e.tier}{state}), by {e.created_by}"
             )
+    if who := activity(items, recalls or {}):
+        lines += ["", "## Session activity", *who]
     lines.append(END)
     return "\n".join(lines)
 
 
-def summary_props(entries: list[DailyEntry], day: dt.date) -> dict[str, object]:
+def summary_props(
+    entries: list[DailyEntry], day: dt.date, recalls: Mapping[str, int] | None = None
+) -> dict[str, object]:
     """The frontmatter keys Engram owns in a daily note."""
+    agents = {e.created_by for e in entries} | {a for a, n in (recalls or {}).items() if n}
     return {
         "date": day,
         "factsCount": len(entries),
         "factTypes": sorted({e.fact_type for e in entries}),
+        "agents": sorted(agents),
     }
 
 
@@ -105,11 +125,17 @@ def readable(body: str) -> str:
     return "\n".join(lines).strip()
 
 
-def merge(existing: str | None, entries: list[DailyEntry], day: dt.date) -> str:
-    """The note's new text: the generated section replaced (or appended), human text kept."""
-    section = generated(entries)
+def merge(
+    existing: str | None,
+    entries: list[DailyEntry],
+    day: dt.date,
+    recalls: Mapping[str, int] | None = None,
+) -> str:
+    """The note's new text: the generated section replaced (or appended), human text kept;
+    `recalls` is the number of recalls per agent that day."""
+    section = generated(entries, recalls)
     if existing is None:
-        head = f"---\n{props.dump(summary_props(entries, day))}\n---\n"
+        head = f"---\n{props.dump(summary_props(entries, day, recalls))}\n---\n"
         return f"{head}# {day.isoformat()}\n\n{section}\n"
     start, end = existing.find(START), existing.find(END)
     if (start < 0) != (end < 0) or (start >= 0 and end < start):
@@ -125,4 +151,4 @@ def merge(existing: str | None, entries: list[DailyEntry], day: dt.date) -> str:
     current, _ = props.read(text)
     if current is None:
         raise InvalidInputError("the daily note's frontmatter is not valid YAML; fix it first")
-    return props.edit(text, props.differing(current, summary_props(entries, day)))
+    return props.edit(text, props.differing(current, summary_props(entries, day, recalls)))

@@ -141,9 +141,11 @@ class WakeResult:
     handoffs: tuple[Fact, ...]
     commitments: tuple[Fact, ...]
     projects: tuple[Fact, ...]
+    reflection: tuple[str, str, str] | None = None  # the newest: week, path, text
 
     def to_dict(self) -> dict[str, Any]:
         """JSON shape."""
+        week = self.reflection
         return {
             "dirtyExit": self.dirty,
             "checkpoint": self.checkpoint.to_dict() if self.checkpoint else None,
@@ -151,6 +153,7 @@ class WakeResult:
             "handoffs": [f.to_dict() for f in self.handoffs],
             "commitments": [f.to_dict() for f in self.commitments],
             "projects": [f.to_dict() for f in self.projects],
+            "reflection": {"week": week[0], "path": week[1], "text": week[2]} if week else None,
         }
 
 

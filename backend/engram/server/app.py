@@ -14,6 +14,7 @@ from aiohttp import web
 from engram.server import routes, routes_ledger, routes_memory, routes_notes
 from engram.server.jobs import JobRunner
 from engram.server.middleware import middlewares
+from engram.server.reflect_task import reflect_weekly
 from engram.server.state import (
     CONFIG,
     ENGRAM,
@@ -54,6 +55,7 @@ def create_app(engram: Engram, config: ServerConfig, runtime: Runtime) -> web.Ap
     app.cleanup_ctx.append(_jobs)
     app.cleanup_ctx.append(_watcher)
     app.cleanup_ctx.append(_sync)
+    app.cleanup_ctx.append(reflect_weekly)
     app.add_routes(routes.routes)
     app.add_routes(routes_memory.routes)
     app.add_routes(routes_notes.routes)

@@ -41,3 +41,13 @@ async def observe(request: web.Request) -> web.Response:
     app = request.app
     result = await app[JOBS].write(app[ENGRAM].ledger.observe, agent, day, app[CONFIG].collection)
     return web.json_response(result.to_dict())
+
+
+@routes.post("/v1/reflect")
+async def reflect(request: web.Request) -> web.Response:
+    """Regenerate a week's reflection (default: the last week that ended)."""
+    body = await v.json_body(request, allow_empty=True)
+    week = v.text(body, "week", max_len=100) or None
+    app = request.app
+    result = await app[JOBS].write(app[ENGRAM].reflections.reflect, week, app[CONFIG].collection)
+    return web.json_response(result.to_dict())

@@ -114,6 +114,7 @@ async def recall(request: web.Request) -> web.Response:
         include_notes=v.flag(body, "includeNotes"),
         states=ALL_STATES if v.flag(body, "allStates") else None,
         vault=app[CONFIG].collection,
+        agent=v.text(body, "agent", max_len=128) or None,  # counted when named
     )
     return web.json_response({"results": jsonable(found), "notices": []})
 

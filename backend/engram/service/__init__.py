@@ -15,6 +15,7 @@ from engram.service.live import LiveMixin, filters_from_json
 from engram.service.notes_move import NoteMoveMixin
 from engram.service.panel import PanelMixin
 from engram.service.rebuild import RebuildMixin
+from engram.service.reflect import ReflectService
 from engram.sync.engine import SyncReport
 
 
@@ -24,7 +25,18 @@ class Engram(NoteMoveMixin, LiveMixin, PanelMixin, DeepSearchMixin, RebuildMixin
     @functools.cached_property
     def ledger(self) -> LedgerService:
         """Raw transcript ledger, observe, reflections, observation archive."""
-        return LedgerService(self._vault, lambda: self.clock(), self._index, lambda: self.db)
+        return LedgerService(
+            self._vault,
+            lambda: self.clock(),
+            self._index,
+            lambda: self.db,
+            lambda: self.settings.memory.observations_keep_days,
+        )
+
+    @functools.cached_property
+    def reflections(self) -> ReflectService:
+        """Weekly reflections."""
+        return ReflectService(self._vault, lambda: self.clock(), self._index, lambda: self.db)
 
     @functools.cached_property
     def graph_files(self) -> GraphFiles:

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from engram.errors import InvalidInputError
-from engram.memory import dates, ledger, ledger_raw, observe
+from engram.memory import archive, dates, ledger, ledger_raw, observe
 from engram.memory.ledger_raw import MAX_LINES, AppendResult
 from engram.memory.observe import ObserveResult
 
@@ -43,11 +43,13 @@ class LedgerService:
         clock: Callable[[], dt.datetime],
         index: Callable[[VaultCtx, Iterable[str]], None],
         db: Callable[[], Database],
+        keep_days: Callable[[], int],
     ) -> None:
         self._vault = vault
         self._clock = clock
         self._index = index
         self._db = db
+        self._keep_days = keep_days
 
     def append(
         self, agent: str, lines: Iterable[tuple[int, Any]], vault: str | None = None
@@ -98,3 +100,27 @@ class LedgerService:
             added = 0  # all observed already: nothing was written
         scanned = len(raw_lines)
         return ObserveResult(when, rel, scanned, added, scanned - added, tuple(bad))
+
+    def archive(self, dry_run: bool = False, vault: str | None = None) -> list[archive.Move]:
+        """Move ledger days older than `memory.observations_keep_days` to the archive folder
+        (each a journaled move; the notes stay indexed where they go)."""
+        v = self._vault(vault)
+        folder = v.notes.path(archive.live_folder(v.facts_root))
+        files = [
+            p.relative_to(v.root).as_posix()
+            for p in sorted(folder.glob("*/*/*.md"))
+            if p.is_file() and not p.is_symlink()
+        ]
+        moves = archive.due(v.facts_root, files, self._clock().date(), self._keep_days())
+        if dry_run:
+            return moves
+        done = []
+        for mv in moves:
+            note = v.notes.read(mv.source)
+            if note is None:
+                continue
+            where = v.notes.move(mv.source, mv.target, note.sha256)
+            done.append(archive.Move(mv.day, mv.source, where))
+        if done:
+            self._index(v, {p for mv in done for p in (mv.source, mv.target)})
+        return done

@@ -21,7 +21,7 @@ from engram.memory.notes import Notes
 from engram.memory.results import VaultInfo
 from engram.memory.template import TEMPLATE_NAME, templates_folder, write_template
 from engram.service.retrieval import RetrievalMixin
-from engram.store import admin
+from engram.store import activity, admin
 from engram.store import documents as docs
 from engram.store import facts as facts_store
 from engram.store import sync as sync_store
@@ -333,9 +333,13 @@ class MemoryMixin(RetrievalMixin):
         rows = facts_store.query(self.db.conn, q)
         entries = [daily.entry_for(self._fact_from_row(v, row)) for row in rows]
         rel = daily.daily_path(v.facts_root, day)
-        if not entries and not v.notes.exists(rel):
-            return rel, 0, False  # no facts that day: no empty note
-        changed = v.notes.merge(rel, lambda old: daily.merge(old, entries, day)) is not None
+        nxt = (day + dt.timedelta(days=1)).isoformat()
+        recalls = activity.recalls(self.db.conn, v.name, day.isoformat(), nxt)
+        if not entries and not recalls and not v.notes.exists(rel):
+            return rel, 0, False  # nothing happened that day: no empty note
+        changed = (
+            v.notes.merge(rel, lambda old: daily.merge(old, entries, day, recalls)) is not None
+        )
         if changed and index:
             self._index(v, {rel})
         return rel, len(entries), changed

@@ -9,7 +9,7 @@ from typing import Any
 
 from engram.errors import InvalidInputError
 from engram.memory import context as ctx
-from engram.memory import daily, dates, ledger, props, ranking
+from engram.memory import daily, dates, ledger, props, ranking, reflect
 from engram.memory import format as fmt
 from engram.memory import wake as wk
 from engram.memory.inputs import check_type, tier_bounds
@@ -26,7 +26,7 @@ from engram.service.graph import GraphMixin
 from engram.service.hybrid import HybridMixin
 from engram.service.memory import VaultCtx
 from engram.service.memory_write import MemoryWriteMixin
-from engram.store import admin
+from engram.store import activity, admin
 from engram.store import facts as facts_store
 from engram.store.filters import Filters
 
@@ -99,10 +99,12 @@ class MemoryRecallMixin(MemoryWriteMixin, GraphMixin, HybridMixin):
         include_notes: bool = False,
         states: tuple[str, ...] | None = None,
         vault: str | None = None,
+        agent: str | None = None,
     ) -> list[RecallHit]:
         """Facts ranked by relevance × importance × recency (docs/memory.md has the formula).
 
         Date phrases in the query ("this week", "since 2026-01-01") become date filters.
+        A recall by a named `agent` is counted (daily notes, reflections).
         """
         v = self._vault(vault)
         now = self.clock()
@@ -151,9 +153,11 @@ class MemoryRecallMixin(MemoryWriteMixin, GraphMixin, HybridMixin):
             out = sorted(
                 out + self._note_hits(v, rest, n, span, rows, now), key=lambda h: -h.score
             )[:n]
-        if out:
+        if out or agent:
             with self.db.write() as conn:
                 facts_store.bump_access(conn, [h.fact.id for h in out if h.fact], iso(now))
+                if agent:
+                    activity.record_recall(conn, v.name, now.date().isoformat(), agent[:128])
         return out
 
     def _note_hits(
@@ -222,6 +226,9 @@ class MemoryRecallMixin(MemoryWriteMixin, GraphMixin, HybridMixin):
                 items.append(
                     ctx.ContextItem("daily", body.strip(), 1.0 - 0.1 * age, rel, day.isoformat())
                 )
+        if newest := reflect.latest_readable(v.root, v.facts_root):
+            week, rel, text = newest
+            items.append(ctx.ContextItem("reflection", text, 1.0, rel, f"Week {week}"))
         seeds: list[int] = []
         if query and query.strip():
             for hit in self.recall(
@@ -295,6 +302,7 @@ class MemoryRecallMixin(MemoryWriteMixin, GraphMixin, HybridMixin):
                 )
             ),
             projects=tuple(self._projects(v)),
+            reflection=reflect.latest_readable(v.root, v.facts_root),
         )
 
     def end_session(

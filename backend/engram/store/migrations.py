@@ -324,6 +324,23 @@ def m010_document_seq(conn: Any) -> None:
     )
 
 
+def m011_recall_log(conn: Any) -> None:
+    """Recalls made per vault, UTC day and agent: daily notes and weekly reflections show who
+    recalled how much, and counting in the index means a recall never writes a note."""
+    _script(
+        conn,
+        """
+        CREATE TABLE recall_log (
+            collection TEXT NOT NULL,
+            day TEXT NOT NULL,
+            agent TEXT NOT NULL,
+            recalls INTEGER NOT NULL,
+            PRIMARY KEY (collection, day, agent)
+        ) WITHOUT ROWID
+        """,
+    )
+
+
 MIGRATIONS: list[Callable[[Any], None]] = [
     m001_documents,
     m002_chunks,
@@ -335,6 +352,7 @@ MIGRATIONS: list[Callable[[Any], None]] = [
     m008_fact_written,
     m009_chunked_title,
     m010_document_seq,
+    m011_recall_log,
 ]
 
 

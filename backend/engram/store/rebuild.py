@@ -34,8 +34,8 @@ DERIVED = frozenset(
         "facts",
     }
 )
-# sync bookkeeping, access counts, the hashes Engram wrote to fact notes, model outputs, and
-# the vectors by passage text hash (and the vec0 table of vectors they point to)
+# sync bookkeeping, access and recall counts, the hashes Engram wrote to fact notes, model
+# outputs, and the vectors by passage text hash (and the vec0 table of vectors they point to)
 KEPT = (
     "sync_state",
     "sync_outbox",
@@ -43,6 +43,7 @@ KEPT = (
     "sync_conflicts",
     "fact_access",
     "fact_written",
+    "recall_log",
     "llm_cache",
     "embeddings",
 )
