@@ -73,3 +73,15 @@ def test_raw_files_are_never_indexed_as_notes(mem: Engram, vault: Path) -> None:
     paths = [p for (p,) in mem.db.conn.execute("SELECT path FROM documents")]
     assert paths and not any(p.endswith(".jsonl") for p in paths)
     assert admin.document_by_path(mem.db.conn, "Brewline", "Engram/ledger/raw") is None
+
+
+def test_raw_files_stay_out_of_the_index_whatever_the_mask(engram: Engram, tmp_path: Path) -> None:
+    root = tmp_path / "v"
+    (root / "logs").mkdir(parents=True)
+    (root / "logs/a.jsonl").write_text('{"role":"user","text":"zanzibar"}\n')
+    (root / "note.md").write_text("# Note\n")
+    (root / "plain.txt").write_text("zanzibar\n")
+    engram.collection_add(str(root), "all", mask="**/*")
+    engram.update()
+    paths = {p for (p,) in engram.db.conn.execute("SELECT path FROM documents")}
+    assert paths == {"note.md", "plain.txt"}

@@ -87,8 +87,10 @@ def test_recall_daily_context(env: dict[str, str], vault: Path) -> None:
     with_notes = as_json(env, "recall", "pricing tiers", "--notes")
     assert any(h["kind"] == "note" for h in with_notes)
     assert "light roasts" in run(env, "recall", "grind").stdout
-    day = as_json(env, "daily")
-    assert day["facts"] == 2 and (vault / day["path"]).exists() and day["written"] is False
+    day = as_json(env, "daily")  # the recalls by $ENGRAM_AGENT_ID join its session activity
+    assert day["facts"] == 2 and (vault / day["path"]).exists() and day["written"] is True
+    assert "- agent-cli: 2 facts stored, 6 recalls" in (vault / day["path"]).read_text()
+    assert as_json(env, "daily")["written"] is False  # nothing new since: nothing written
     ctx = as_json(env, "memory", "context", "grind", "--budget", "120", "--profile", "planning")
     assert ctx["usedTokens"] <= 120 and ctx["profile"] == "planning"
     assert all(item["source"] and "score" in item for item in ctx["items"])

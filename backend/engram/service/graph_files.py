@@ -215,8 +215,3 @@ class GraphFiles:
         if write and todo:
             write_file(path, new.encode("utf-8"), expected)  # ConflictError if it changed
         return ColourPlan(rel, tuple(todo), len(wanted) - len(todo), write and bool(todo))
-
-
-def index_path(root: Path) -> Path:
-    """Where a vault's graph index file is."""
-    return root / INDEX_FILE

@@ -66,12 +66,6 @@ class LedgerService:
         """`append` of JSON Lines text (stdin, a file)."""
         return self.append(agent, list(ledger_raw.decode_lines(text)), vault)
 
-    def read(self, agent: str, day: str | None = None, vault: str | None = None) -> Any:
-        """An agent's raw lines of a day: (lines, unreadable lines)."""
-        v = self._vault(vault)
-        when = parse_day(day, self._clock().date())
-        return ledger_raw.read(v.root, ledger_raw.raw_path(v.facts_root, agent, when))
-
     def observe(
         self, agent: str | None = None, day: str | None = None, vault: str | None = None
     ) -> ObserveResult:

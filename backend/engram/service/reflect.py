@@ -41,19 +41,6 @@ class ReflectResult:
         return {"week": self.week, "path": self.path, "facts": self.facts, "written": self.written}
 
 
-@dataclass(frozen=True)
-class Reflection:
-    """The newest reflection, as wake and the handoff context show it."""
-
-    week: str
-    path: str
-    text: str
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON shape."""
-        return {"week": self.week, "path": self.path, "text": self.text}
-
-
 def week_from(text: str | None, today: dt.date) -> Week:
     """`2026-W10`, a date, or a phrase (`last week`): that week; None: the last ended week."""
     if not text:
@@ -89,7 +76,7 @@ def _item(row: Any) -> Item:
 
 
 class ReflectService:
-    """reflect (a week's note), the latest reflection, and what the daemon regenerates."""
+    """reflect (a week's note), and the one the daemon writes when a week has ended."""
 
     def __init__(
         self,
@@ -158,14 +145,3 @@ class ReflectService:
         if not (data.facts or data.recalls or data.raw_lines):
             return None  # a week nothing happened in gets no note
         return self.reflect(w.label, v.name)
-
-    def latest(self, vault: str | None = None) -> Reflection | None:
-        """The newest reflection's readable part."""
-        v = self._vault(vault)
-        rel = reflect.latest(v.root, v.facts_root)
-        note = v.notes.read(rel) if rel else None
-        if rel is None or note is None:
-            return None
-        return Reflection(
-            rel.rsplit("/", 1)[-1].removesuffix(".md"), rel, reflect.readable(note.text)
-        )

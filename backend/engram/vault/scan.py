@@ -20,6 +20,7 @@ from .fsio import UnsafePathError, safe_join
 
 # Obsidian hides every dot-folder (.obsidian, .trash, .git, a custom config folder); so do we.
 ALWAYS_IGNORED_DIRS = frozenset({"node_modules", "__pycache__"})
+NEVER_NOTES = (".jsonl",)  # transcript logs (the raw ledger), whatever the mask says
 
 
 class FileStat(NamedTuple):
@@ -169,7 +170,11 @@ def _walk(
             yield from _walk(Path(entry.path), rel, pattern, ignore, seen, warn, root)
         elif entry.name.startswith(".") or not entry.is_file(follow_symlinks=False):
             continue
-        elif matches(pattern, rel) and not (ignore and is_ignored(rel, ignore)):
+        elif (
+            matches(pattern, rel)
+            and not rel.lower().endswith(NEVER_NOTES)
+            and not (ignore and is_ignored(rel, ignore))
+        ):
             yield FileStat(rel, entry.path, st.st_mtime_ns, st.st_size)
 
 
