@@ -63,3 +63,18 @@ async def test_bad_input_is_a_4xx_and_nothing_is_appended(
     assert not (tiny_vault / "Engram/ledger/raw").exists()
     resp = await client.post("/v1/ledger/observe", headers=AUTH, json={"day": "last week"})
     assert resp.status == 400 and "single day" in (await resp.json())["error"]["message"]
+
+
+async def test_reflect_route_writes_once_and_refuses_bad_weeks(
+    client: TestClient[Any, Any], indexed: Engram, tiny_vault: Path
+) -> None:
+    indexed.init_vault(str(tiny_vault), name="notes", index=False)
+    indexed.fact_add("We decided to keep three pricing tiers", vault="notes")
+    body = {"week": "this week"}
+    first = await (await client.post("/v1/reflect", headers=AUTH, json=body)).json()
+    assert first["written"] is True and first["facts"] == 1
+    assert (tiny_vault / first["path"]).is_file()
+    again = await (await client.post("/v1/reflect", headers=AUTH, json=body)).json()
+    assert again == {**first, "written": False}
+    resp = await client.post("/v1/reflect", headers=AUTH, json={"week": "2025-W53"})
+    assert resp.status == 400
