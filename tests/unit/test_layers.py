@@ -105,3 +105,12 @@ def test_facade_mixins_never_shadow_each_other() -> None:
                     owners.setdefault(name, []).append(cls.__name__)
     clashes = {n: o for n, o in owners.items() if len(o) > 1 and n not in chained}
     assert clashes == {}
+
+
+def test_no_face_chooses_a_transport() -> None:
+    # the composition root's DaemonEngram decides where a call runs and what a daemon that
+    # stops answering means; a face that catches its error has made that choice again
+    for face in ("cli", "mcp_server", "server"):
+        for path in sorted((PACKAGE / face).rglob("*.py")):
+            text = path.read_text(encoding="utf-8")
+            assert "DaemonUnreachable" not in text, path.relative_to(PACKAGE)

@@ -7,8 +7,7 @@ from typing import Any
 
 import click
 
-from engram.cli.main import State, cli, color_enabled, echo_json, pass_state, say
-from engram.cli.remote import daemon_option, run_search
+from engram.cli.main import State, cli, color_enabled, daemon_option, echo_json, pass_state, say
 from engram.cli.search_cmds import result_limit, search_options, with_filters
 
 
@@ -165,22 +164,18 @@ def vsearch(
     line_numbers: bool,
     fmt: str,
     chunks: bool,
-    no_daemon: bool,
     filters: str,
 ) -> None:
     """Semantic search: notes whose passages mean the same as the query (needs `engram embed`).
     Filters (path: tag: after: ... or the filter flags) work as in search."""
     from engram.cli.formats import render_results
 
-    results, _, _, _ = run_search(
-        state,
-        no_daemon,
-        "vsearch",
+    results = state.engram.vsearch(
         with_filters(query, filters),
-        result_limit(limit, all_results, fmt),
-        collections,
-        min_score,
-        full,
+        n=result_limit(limit, all_results, fmt),
+        collections=collections,
+        min_score=min_score,
+        full=full,
         chunks=chunks,
     )
     if not results and fmt == "human":
@@ -226,7 +221,6 @@ def query(
     no_rerank: bool,
     candidate_limit: int,
     explain: bool,
-    no_daemon: bool,
     filters: str,
 ) -> None:
     """Hybrid search, the best ranking: keyword + semantic lists (plus expansions from the
@@ -235,21 +229,19 @@ def query(
     from engram.cli.formats import render_explain, render_results
     from engram.cli.main import warn
 
-    results, notices, stages, expansions = run_search(
-        state,
-        no_daemon,
-        "query",
+    run = state.engram.query_run(
         with_filters(query, filters),
-        result_limit(limit, all_results, fmt),
-        collections,
-        min_score,
-        full,
+        n=result_limit(limit, all_results, fmt),
+        collections=collections,
+        min_score=min_score,
+        full=full,
         chunks=chunks,
         expand=not no_expand,
         rerank=not no_rerank,
         candidate_limit=candidate_limit,
         explain=explain,
     )
+    results, notices, stages, expansions = run.results, run.notices, run.stages, run.expansions
     for notice in notices:
         warn(notice)
     if explain and fmt == "json":

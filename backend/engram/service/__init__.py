@@ -1,19 +1,36 @@
-"""The facade every adapter (CLI, HTTP, MCP) calls: one method per user-visible operation."""
+"""The facade every adapter (CLI, HTTP, MCP) calls: one method per user-visible operation.
+
+Its names load on first use (PEP 562), so `engram.service.daemon` and the other light modules
+of this package can be imported without the whole facade.
+"""
 
 from __future__ import annotations
 
-from engram.search.query_flags import filter_syntax
-from engram.search.results import Document, Passage, SearchResult
-from engram.service.deep import DeepSearchMixin
-from engram.service.live import LiveMixin, filters_from_json
-from engram.service.notes_move import NoteMoveMixin
-from engram.service.panel import PanelMixin
-from engram.service.rebuild import RebuildMixin
-from engram.sync.engine import SyncReport
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from engram.search.query_flags import filter_syntax
+    from engram.search.results import Document, Passage, SearchResult
+    from engram.service.engram import Engram
+    from engram.service.live import filters_from_json
+    from engram.sync.engine import SyncReport
+
+_WHERE = {
+    "Document": "engram.search.results",
+    "Engram": "engram.service.engram",
+    "Passage": "engram.search.results",
+    "SearchResult": "engram.search.results",
+    "SyncReport": "engram.sync.engine",
+    "filter_syntax": "engram.search.query_flags",
+    "filters_from_json": "engram.service.live",
+}
 
 
-class Engram(NoteMoveMixin, LiveMixin, PanelMixin, DeepSearchMixin, RebuildMixin):
-    """Engram's operations over one index; the composition root builds it from Settings."""
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(_WHERE[name]), name)
 
 
 __all__ = [
