@@ -9,6 +9,7 @@ import click
 
 from engram.cli.main import State, cli, color_enabled, daemon_option, echo_json, pass_state, say
 from engram.cli.search_cmds import result_limit, search_options, with_filters
+from engram.service import wire
 
 
 @cli.group()
@@ -248,7 +249,7 @@ def query(
         # the stage summary belongs in the document a program reads, as in the HTTP API
         echo_json(
             {
-                "results": [r.to_dict() for r in results],
+                "results": [wire.search_result_to_json(r) for r in results],
                 "stages": stages,
                 "expansions": list(expansions),
                 "notices": list(notices),

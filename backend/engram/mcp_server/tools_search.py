@@ -8,6 +8,7 @@ from engram.mcp_server import schema as s
 from engram.mcp_server.gateway import Gateway
 from engram.mcp_server.output import fit_json, render_document, render_documents
 from engram.mcp_server.schema import Tool
+from engram.service import wire
 
 MODES = {"hybrid": "query", "keyword": "search", "semantic": "vsearch"}
 NO_MATCH = "no matches: try other words, the query tool (hybrid), or fewer filters"
@@ -88,7 +89,7 @@ async def run_search(gw: Gateway, a: dict[str, Any], mode: str) -> str:
             return data
         fn = e.vsearch if mode == "vsearch" else e.search
         found = fn(q, n, cols, min_score, full, filters=f, **options)
-        return {"results": [r.to_dict() for r in found], "notices": []}
+        return {"results": [wire.search_result_to_json(r) for r in found], "notices": []}
 
     data = await gw.run(work)
     payload: dict[str, Any] = {"results": [compact(r) for r in data["results"]]}
@@ -118,7 +119,7 @@ async def query(gw: Gateway, a: dict[str, Any]) -> str:
 async def get(gw: Gateway, a: dict[str, Any]) -> str:
     """One document."""
     ref, start, count = a["path"], a.get("from_line"), a.get("max_lines")
-    doc = await gw.run(lambda e: e.get(ref, from_line=start, max_lines=count).to_dict())
+    doc = await gw.run(lambda e: wire.to_json(e.get(ref, from_line=start, max_lines=count)))
     return render_document(doc, a["max_chars"])
 
 
@@ -126,7 +127,7 @@ async def multi_get(gw: Gateway, a: dict[str, Any]) -> str:
     """Several documents (in-process: plain reads of the index and files, no model)."""
     spec = ",".join(a["paths"])
     docs = await gw.run(lambda e: e.multi_get(spec, a["max_bytes"], a.get("max_lines")))
-    return render_documents([d.to_dict() for d in docs], a["max_chars"])
+    return render_documents([wire.document_to_json(d) for d in docs], a["max_chars"])
 
 
 async def status(gw: Gateway, a: dict[str, Any]) -> str:
@@ -158,7 +159,7 @@ async def active_note(gw: Gateway, a: dict[str, Any]) -> str:
     text = fit_json(payload, a["max_chars"] // (2 if a["include_text"] else 1))
     if not a["include_text"]:
         return text
-    doc = await gw.run(lambda e: e.get(uri).to_dict())
+    doc = await gw.run(lambda e: wire.document_to_json(e.get(uri)))
     return text + "\n\n" + render_document(doc, a["max_chars"] - len(text) - 2)
 
 

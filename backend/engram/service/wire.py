@@ -27,6 +27,14 @@ if TYPE_CHECKING:
 
 def to_json(value: Any) -> Any:
     """A facade value (or a list, tuple or dict of them) as JSON data."""
+    from engram.search.results import Document, Passage, SearchResult
+
+    if isinstance(value, SearchResult):
+        return search_result_to_json(value)
+    if isinstance(value, Document):
+        return document_to_json(value)
+    if isinstance(value, Passage):
+        return passage_to_json(value)
     if hasattr(value, "to_dict"):
         return value.to_dict()
     if isinstance(value, list | tuple):
@@ -34,6 +42,58 @@ def to_json(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: to_json(x) for k, x in value.items()}
     return value
+
+
+def search_result_to_json(r: SearchResult) -> dict[str, Any]:
+    """A search result's JSON (documented in docs/cli.md and docs/http-api.md)."""
+    out: dict[str, Any] = {
+        "docid": r.docid,
+        "collection": r.collection,
+        "path": r.path,
+        "uri": r.uri,
+        "title": r.title,
+        "score": round(r.score, 4),
+        "snippet": r.snippet,
+        "highlights": [list(h) for h in r.highlights],
+        "line": r.line,
+        "context": r.context,
+        "factType": r.fact_type,
+    }
+    if r.body is not None:
+        out["body"] = r.body
+    if r.passages:
+        out["passages"] = [passage_to_json(p) for p in r.passages]
+    if r.explain is not None:
+        out["explain"] = r.explain
+    return out
+
+
+def passage_to_json(p: Passage) -> dict[str, Any]:
+    """A passage's JSON (--chunks)."""
+    return {
+        "snippet": p.snippet,
+        "line": p.line,
+        "endLine": p.end_line,
+        "score": round(p.score, 4),
+        "highlights": [list(h) for h in p.highlights],
+    }
+
+
+def document_to_json(d: Document) -> dict[str, Any]:
+    """A document's JSON (get, multi-get)."""
+    return {
+        "docid": d.docid,
+        "collection": d.collection,
+        "path": d.path,
+        "uri": f"engram://{d.collection}/{d.path}",
+        "title": d.title,
+        "fromLine": d.from_line,
+        "totalLines": d.total_lines,
+        "context": d.context,
+        "note": d.note,
+        "file": d.fs_path,
+        "text": d.text,
+    }
 
 
 def _pairs(value: Any) -> tuple[tuple[int, int], ...]:
