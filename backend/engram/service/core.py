@@ -20,6 +20,7 @@ from engram.vault.fsio import sha256_hex
 if TYPE_CHECKING:
     from engram.index.loader import ParsePool
     from engram.models.protocols import Embedder
+    from engram.service.graph import GraphService
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +41,8 @@ class Check:
 
 class Core:
     """Holds settings and the lazily opened index; every facade part builds on it."""
+
+    graph: GraphService  # the composed graph service (Engram builds it)
 
     def __init__(self, settings: Settings, embedder: Embedder | None = None) -> None:
         self.settings = settings

@@ -144,7 +144,7 @@ INTERNAL: dict[str, str] = {
     "require_collection": "a collection by name, or a helpful error",
     "edit_config": "the one way the config file changes",
     "context_for": "the contexts of a path",
-    "graph_collection": "the collection a graph question is about",
+    "graph": "the graph service (service/graph.py), which the graph operations hand over to",
     "notes_collection": "the collection a note write is about",
     "existing_note": "a note of a collection from human input",
     "vault_index": "the vault's link index",
