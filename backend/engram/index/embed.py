@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
@@ -115,9 +116,8 @@ def _chunk_pass(
     pool: ParsePool,
 ) -> None:
     todo = vectors.hashes_to_chunk(db.conn, collections)
-    conn = db.conn
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with db.batches() as batch:
+        conn = batch.conn
         last_commit = time.perf_counter()
         for i, (doc_hash, path, _collection) in enumerate(todo, 1):
             text = content_text(conn, doc_hash) or ""
@@ -148,16 +148,8 @@ def _chunk_pass(
             report.documents_chunked += 1
             report.chunks += len(chunks)
             if time.perf_counter() - last_commit > CHUNK_COMMIT_SECONDS:
-                conn.execute("COMMIT")
-                if progress:
-                    progress("chunking", i, len(todo))
-                conn.execute("BEGIN IMMEDIATE")
+                batch.commit(partial(progress, "chunking", i, len(todo)) if progress else None)
                 last_commit = time.perf_counter()
-        conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
 
 
 def _embed_pass(
