@@ -7,7 +7,7 @@ from typing import Any, TypeVar
 
 import click
 
-from engram.cli.main import State, cli, echo_json, pass_state, say
+from engram.cli.main import State, cli, daemon_option, echo_json, pass_state, say
 
 F = TypeVar("F", bound=Callable[..., Any])
 TYPES_HELP = (
@@ -128,6 +128,7 @@ def fact() -> None:
 )
 @click.option("--supersedes", metavar="ID", help="This fact replaces fact ID.")
 @click.option("--contradicts", metavar="ID", multiple=True, help="This fact contradicts ID.")
+@daemon_option
 @vault_option
 @pass_state
 def fact_add(
@@ -140,6 +141,7 @@ def fact_add(
 
 @fact.command("show")
 @click.argument("ref")
+@daemon_option
 @vault_option
 @pass_state
 def fact_show(state: State, ref: str, vault: str | None, as_json: bool) -> None:
@@ -200,6 +202,7 @@ def fact_list(
 @click.option(
     "--state", "lifecycle", type=click.Choice(["active", "dormant", "merged", "archived", "pruned"])
 )
+@daemon_option
 @vault_option
 @pass_state
 def fact_update(
@@ -221,6 +224,7 @@ def fact_update(
 @fact.command("archive")
 @click.argument("ref")
 @click.option("--prune", is_flag=True, help="Also move the note into the archive folder.")
+@daemon_option
 @vault_option
 @pass_state
 def fact_archive(state: State, ref: str, prune: bool, vault: str | None, as_json: bool) -> None:

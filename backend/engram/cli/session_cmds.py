@@ -125,6 +125,7 @@ def memory() -> None:
     show_default=True,
     help="Token budget (characters / 4); never exceeded.",
 )
+@daemon_option
 @vault_option
 @pass_state
 def memory_context(
