@@ -23,9 +23,7 @@ def local_engram(settings: Settings) -> Engram:
     from engram.secrets import system_keyring
     from engram.service import Engram
 
-    engram = Engram(settings)
-    engram.keyring_source = system_keyring  # looked up only when sync needs it
-    return engram
+    return Engram(settings, keyring_source=system_keyring)  # asked only when sync needs it
 
 
 def open_engram(settings: Settings, use_daemon: bool) -> DaemonEngram:

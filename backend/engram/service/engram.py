@@ -17,6 +17,8 @@ from engram.service.panel import PanelMixin
 from engram.service.rebuild import RebuildMixin
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from engram.config import Settings
     from engram.graph.results import (
         Neighborhood,
@@ -29,13 +31,19 @@ if TYPE_CHECKING:
     )
     from engram.index import indexer
     from engram.models.protocols import Embedder
+    from engram.secrets import KeyringLike
 
 
 class Engram(NoteMoveMixin, LiveMixin, PanelMixin, DeepSearchMixin, RebuildMixin):
     """Engram's operations over one index; the composition root builds it from Settings."""
 
-    def __init__(self, settings: Settings, embedder: Embedder | None = None) -> None:
-        super().__init__(settings, embedder)
+    def __init__(
+        self,
+        settings: Settings,
+        embedder: Embedder | None = None,
+        keyring_source: Callable[[], KeyringLike | None] | None = None,
+    ) -> None:
+        super().__init__(settings, embedder, keyring_source)
         self.graph = GraphService(self, self.search)
 
     def after_update(
