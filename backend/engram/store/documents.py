@@ -33,6 +33,7 @@ class NoteRecord:
     tags: tuple[tuple[str, int], ...]
     fields: tuple[tuple[str, str, int, str], ...]
     blocks: tuple[tuple[str, int], ...]
+    language: str | None = None  # ISO 639 code or "und"; None: not looked at
 
 
 class DocState(NamedTuple):
@@ -100,12 +101,13 @@ def upsert_note(conn: Any, rec: NoteRecord, now: str) -> tuple[int, bool]:
         json.dumps(list(rec.aliases)),
         json.dumps(list(rec.warnings)),
         now,
+        rec.language,
     )
     if row is None:
         cur = conn.execute(
             "INSERT INTO documents (title, hash, mtime_ns, size, body_line, doc_date, frontmatter,"
-            " aliases, warnings, indexed_at, collection, path, seq)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " aliases, warnings, indexed_at, language, collection, path, seq)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (*values, rec.collection, rec.path, _next_seq(conn)),
         )
         doc_id = int(cur.lastrowid)
@@ -114,7 +116,7 @@ def upsert_note(conn: Any, rec: NoteRecord, now: str) -> tuple[int, bool]:
         conn.execute(
             "UPDATE documents SET title = ?, hash = ?, mtime_ns = ?, size = ?, body_line = ?,"
             " doc_date = ?, frontmatter = ?, aliases = ?, warnings = ?, indexed_at = ?,"
-            " seq = ? WHERE id = ?",
+            " language = ?, seq = ? WHERE id = ?",
             (*values, _next_seq(conn), doc_id),
         )
         _delete_children(conn, doc_id)
@@ -164,6 +166,31 @@ def touch_document(conn: Any, doc_id: int, mtime_ns: int, size: int, doc_date: s
         "UPDATE documents SET mtime_ns = ?, size = ?, doc_date = ?, seq = ? WHERE id = ?",
         (mtime_ns, size, doc_date, _next_seq(conn), doc_id),
     )
+
+
+def without_language(conn: Any, limit: int) -> list[tuple[int, str]]:
+    """(id, text) of documents whose language was never looked at (indexed before it was)."""
+    return [
+        (int(r[0]), str(r[1] or ""))
+        for r in conn.execute(
+            "SELECT d.id, c.text FROM documents d LEFT JOIN content c ON c.hash = d.hash"
+            " WHERE d.language IS NULL LIMIT ?",
+            (limit,),
+        )
+    ]
+
+
+def set_language(conn: Any, doc_id: int, language: str) -> None:
+    """Record a document's language (the backfill of notes indexed before it was kept)."""
+    conn.execute("UPDATE documents SET language = ? WHERE id = ?", (language, doc_id))
+
+
+def language_counts(conn: Any) -> dict[str, int]:
+    """Documents per language code ("und": too little prose; "": not looked at yet)."""
+    return {
+        str(r[0] or ""): int(r[1])
+        for r in conn.execute("SELECT language, count(*) FROM documents GROUP BY language")
+    }
 
 
 def rename_document(conn: Any, doc_id: int, path: str) -> None:
