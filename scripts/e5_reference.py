@@ -38,7 +38,10 @@ TEXTS: list[tuple[str, str]] = [
     ("query", "Πώς συγχρονίζω το θησαυροφυλάκιό μου;"),
     ("query", "Làm thế nào để đồng bộ kho lưu trữ giữa hai máy tính?"),
     ("passage", "Obsidian stores notes as plain Markdown files in a folder called a vault."),
-    ("passage", "Obsidian speichert Notizen als reine Markdown-Dateien in einem Ordner, dem Tresor."),
+    (
+        "passage",
+        "Obsidian speichert Notizen als reine Markdown-Dateien in einem Ordner, dem Tresor.",
+    ),
     ("passage", "Obsidian 将笔记以纯 Markdown 文件的形式保存在称为仓库的文件夹中。"),
     ("passage", "Obsidian 將筆記以純 Markdown 檔案的形式儲存在稱為儲存庫的資料夾中。"),
     ("passage", "Obsidianはノートをプレーンなマークダウンファイルとして保管庫に保存します。"),
@@ -50,7 +53,10 @@ TEXTS: list[tuple[str, str]] = [
     ("passage", "Obsidian notları kasa adı verilen bir klasörde Markdown dosyaları olarak saklar."),
     ("passage", "Obsidian хранит заметки в виде файлов Markdown в папке, называемой хранилищем."),
     ("passage", "يحفظ أوبسيديان الملاحظات كملفات ماركداون في مجلد يسمى المخزن."),
-    ("passage", "# Heading\n\nSee [[Projects/Pricing#Decision|the decision]] and ![[diagram.png]]."),
+    (
+        "passage",
+        "# Heading\n\nSee [[Projects/Pricing#Decision|the decision]] and ![[diagram.png]].",
+    ),
     ("passage", "```python\ndef add(a, b):\n    return a + b\n```"),
     ("passage", "Ｆｕｌｌ－ｗｉｄｔｈ ＡＢＣ １２３ and the ﬁ ligature, ½ cup, ① item"),
     ("passage", "non\u00a0breaking\u00a0spaces, zero\u200bwidth and\ttabs\tin   between"),

