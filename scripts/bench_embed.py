@@ -32,9 +32,10 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--model", type=Path)
     ap.add_argument("--compare", help="Model specs, comma-separated: same passages, each model.")
+    ap.add_argument("--corpus", type=Path, default=CORPUS, help="A BEIR corpus.jsonl.")
     args = ap.parse_args()
     if args.compare:
-        compare(args.compare.split(","), args.docs, args.threads)
+        compare(args.compare.split(","), args.corpus, args.docs, args.threads)
         return
 
     from engram import config
@@ -45,7 +46,7 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="engram-bench-embed-"))
     vault = work / "vault"
     vault.mkdir()
-    with CORPUS.open(encoding="utf-8") as fh:
+    with args.corpus.open(encoding="utf-8") as fh:
         for _, line in zip(range(args.docs), fh, strict=False):
             doc = json.loads(line)
             (vault / f"{doc['_id']}.md").write_text(
@@ -104,7 +105,7 @@ def main() -> None:
     print(f"sentence-transformers: {len(texts) / (time.perf_counter() - t):.2f} passages/s")
 
 
-def compare(specs: list[str], docs: int, threads: int) -> None:
+def compare(specs: list[str], corpus: Path, docs: int, threads: int) -> None:
     """passages/s of each model on the same passages, through Engram's embedder."""
     from engram import config
     from engram.index.chunk import chunk_note
@@ -116,7 +117,7 @@ def compare(specs: list[str], docs: int, threads: int) -> None:
     paths = [sources.resolve(spec, cache) for spec in specs]
     chunker = LlamaEmbedder(sources.resolve("default", cache), threads)
     texts: list[str] = []
-    with CORPUS.open(encoding="utf-8") as fh:
+    with corpus.open(encoding="utf-8") as fh:
         for _, line in zip(range(docs), fh, strict=False):
             doc = json.loads(line)
             note = f"# {doc['title']}\n\n{doc['text']}\n"

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from engram import config
+from engram.index import languages
 from engram.service import Engram
 from tests.conftest import write_tree
 
@@ -59,17 +60,27 @@ def test_a_few_foreign_notes_are_not_a_pattern(xdg: dict[str, str], tmp_path: Pa
         assert report["unserved"] == 2 and report["advice"] is None
 
 
-def test_notes_indexed_before_languages_were_kept_get_one(xdg: dict[str, str], tmp_path: Path):
-    """The migration adds the column empty; the next update fills it, without re-reading."""
-    with facade("default") as engram:
-        engram.collection_add(str(vault_of(tmp_path / "v", german=3, english=1)), "notes")
+def test_embed_records_languages_and_a_changed_note_is_looked_at_again(
+    xdg: dict[str, str], tmp_path: Path, tiny
+) -> None:
+    """`update` stays fast (no identification); `embed` records them; a report made before
+    estimates from a sample of the notes not looked at yet."""
+    vault = vault_of(tmp_path / "v", german=3, english=1)
+    with facade(str(tiny.embed)) as engram:
+        engram.collection_add(str(vault), "notes")
         engram.update()
-        with engram.db.write() as conn:
-            conn.execute("UPDATE documents SET language = NULL")
-        assert engram.status()["languages"]["pending"] == 5
-        assert engram.update().updated == 0
-        report = engram.status()["languages"]
-        assert report["pending"] == 0 and report["languages"] == {"de": 3, "en": 1}
+        before = languages.report(engram.db.conn, "default")
+        assert before["pending"] == 5 and before["languages"] == {"de": 3, "en": 1}
+        if not engram.db.vec_available:
+            pytest.skip("sqlite-vec unavailable: embed cannot run")
+        engram.embed()
+        after = engram.status()["languages"]
+        assert after["pending"] == 0 and after["languages"] == {"de": 3, "en": 1}
+        (vault / "en0.md").write_text(GERMAN.format(n="Jetzt deutsch"), encoding="utf-8")
+        engram.update()
+        assert engram.status()["languages"]["pending"] == 1
+        assert languages.backfill(engram.db) == 1
+        assert engram.status()["languages"]["languages"] == {"de": 4}
 
 
 def test_collection_add_suggests_the_multilingual_model(xdg: dict[str, str], tmp_path: Path):

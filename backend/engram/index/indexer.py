@@ -121,22 +121,10 @@ def update(
     done = 0
     for plan in plans:
         done = _update_collection(db, plan, max_file_bytes, report, progress, done, total, pool)
-    _backfill_languages(db)
     with db.write() as conn:
         docs.set_meta(conn, "last_update", _now())
     report.seconds = time.perf_counter() - started
     return report
-
-
-def _backfill_languages(db: Database) -> None:
-    """Detect the language of notes indexed before languages were kept (once per note)."""
-    from engram.models import language
-
-    while batch := docs.without_language(db.conn, BATCH_MAX):
-        found = [(doc_id, language.detect(text)) for doc_id, text in batch]
-        with db.write() as conn:
-            for doc_id, code in found:
-                docs.set_language(conn, doc_id, code)
 
 
 def _stat_one(col: CollectionSpec, rel: str, warn: Callable[[str, str], None]) -> FileStat | None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from engram.models import language
 from engram.store import documents as docs
 from engram.store.fts import cjk_column
 from engram.vault.parse import ParsedNote
@@ -50,7 +49,6 @@ def note_record(
         tags=p.tags,
         fields=tuple((fl.key, fl.value, fl.line, fl.source) for fl in p.fields),
         blocks=p.blocks,
-        language=language.detect(f"{p.title}\n{p.body}"),
     )
 
 

@@ -33,7 +33,6 @@ class NoteRecord:
     tags: tuple[tuple[str, int], ...]
     fields: tuple[tuple[str, str, int, str], ...]
     blocks: tuple[tuple[str, int], ...]
-    language: str | None = None  # ISO 639 code or "und"; None: not looked at
 
 
 class DocState(NamedTuple):
@@ -101,13 +100,12 @@ def upsert_note(conn: Any, rec: NoteRecord, now: str) -> tuple[int, bool]:
         json.dumps(list(rec.aliases)),
         json.dumps(list(rec.warnings)),
         now,
-        rec.language,
     )
     if row is None:
         cur = conn.execute(
             "INSERT INTO documents (title, hash, mtime_ns, size, body_line, doc_date, frontmatter,"
-            " aliases, warnings, indexed_at, language, collection, path, seq)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " aliases, warnings, indexed_at, collection, path, seq)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (*values, rec.collection, rec.path, _next_seq(conn)),
         )
         doc_id = int(cur.lastrowid)
@@ -116,7 +114,7 @@ def upsert_note(conn: Any, rec: NoteRecord, now: str) -> tuple[int, bool]:
         conn.execute(
             "UPDATE documents SET title = ?, hash = ?, mtime_ns = ?, size = ?, body_line = ?,"
             " doc_date = ?, frontmatter = ?, aliases = ?, warnings = ?, indexed_at = ?,"
-            " language = ?, seq = ? WHERE id = ?",
+            " language = NULL, seq = ? WHERE id = ?",
             (*values, _next_seq(conn), doc_id),
         )
         _delete_children(conn, doc_id)
@@ -168,20 +166,22 @@ def touch_document(conn: Any, doc_id: int, mtime_ns: int, size: int, doc_date: s
     )
 
 
-def without_language(conn: Any, limit: int) -> list[tuple[int, str]]:
-    """(id, text) of documents whose language was never looked at (indexed before it was)."""
+def without_language(conn: Any, limit: int, spread: bool = False) -> list[tuple[int, str]]:
+    """(id, text) of documents whose language is not known yet (new or changed since);
+    `spread` picks them across the whole table (a fixed pseudo-random order), for a sample."""
+    order = " ORDER BY (d.id * 2654435761) % 4294967291" if spread else ""
     return [
         (int(r[0]), str(r[1] or ""))
         for r in conn.execute(
             "SELECT d.id, c.text FROM documents d LEFT JOIN content c ON c.hash = d.hash"
-            " WHERE d.language IS NULL LIMIT ?",
+            " WHERE d.language IS NULL" + order + " LIMIT ?",
             (limit,),
         )
     ]
 
 
 def set_language(conn: Any, doc_id: int, language: str) -> None:
-    """Record a document's language (the backfill of notes indexed before it was kept)."""
+    """Record a document's language (ISO 639 code, or "und")."""
     conn.execute("UPDATE documents SET language = ? WHERE id = ?", (language, doc_id))
 
 

@@ -326,8 +326,8 @@ def m010_document_seq(conn: Any) -> None:
 
 def m011_document_language(conn: Any) -> None:
     """Each note's dominant language (ISO 639 code, "und" when too little prose), so status
-    can say when the embedding model does not serve a share of the vault. NULL until the
-    indexer has looked: the next update fills it in for notes indexed before."""
+    can say when the embedding model does not serve a share of the vault. NULL until looked
+    at (index/languages.py: `embed` fills it in; storing a changed note clears it)."""
     _script(conn, "ALTER TABLE documents ADD COLUMN language TEXT;")
 
 
