@@ -24,11 +24,14 @@ import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import language
-from .convert import Converted
 from .ggufinfo import read_info, sha256_file
 from .protocols import GGUFInfo, ModelError
+
+if TYPE_CHECKING:  # the converters (numpy, gguf) load only when a model is prepared
+    from .convert import Converted
 
 Progress = Callable[[str], None]
 
