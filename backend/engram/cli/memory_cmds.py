@@ -7,6 +7,7 @@ from typing import Any, TypeVar
 
 import click
 
+from engram.cli.collections_cmds import language_hint
 from engram.cli.main import State, cli, daemon_option, echo_json, pass_state, say
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -100,6 +101,7 @@ def init(
     say(f"template {info.template}: {info.template_status}")
     if info.documents is not None:
         say(f"{info.documents} documents indexed")
+        language_hint(state)
 
 
 @cli.group()

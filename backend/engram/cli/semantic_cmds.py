@@ -33,6 +33,10 @@ def models_list(state: State, as_json: bool) -> None:
             say(f"{role:9} {entry['spec']} -> {entry['path']}")
         else:
             say(f"{role:9} {entry['spec']}  MISSING: {entry.get('error', '')}")
+    say("built-in embedders (engram models pull NAME):")
+    for m in info["builtIn"]:
+        ready = "prepared" if m["prepared"] else f"not prepared, {m['downloadMB']} MB"
+        say(f"  {m['spec']:13} {m['name']}: {m['languages']} ({ready})")
     say(f"cache: {info['cacheDir']}")
     for f in info["cached"]:
         say(f"  {f['path']} ({f['bytes'] / 1e6:.1f} MB)")
@@ -43,8 +47,8 @@ def models_list(state: State, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Output as JSON.")
 @pass_state
 def models_pull(state: State, spec: str | None, as_json: bool) -> None:
-    """Download a model: SPEC is `default`, hf:org/repo/file.gguf or a path (default: the
-    configured embedding model)."""
+    """Download a model: SPEC is `default` (English), `multilingual`, hf:org/repo/file.gguf or a
+    path (default: the configured embedding model)."""
     info = state.engram.models_pull(spec, None if as_json else lambda m: say(m, err=True))
     if as_json:
         echo_json(info)

@@ -76,8 +76,12 @@ def embed(
     progress: Progress | None = None,
     pool: ParsePool | None = None,
 ) -> EmbedReport:
-    """Chunk new contents and embed every queued passage; safe to interrupt and re-run."""
+    """Chunk new contents and embed every queued passage; safe to interrupt and re-run.
+    New and changed notes get their language recorded first (cheap beside embedding)."""
+    from engram.index import languages
+
     started = time.perf_counter()
+    languages.backfill(db)
     report = chunk(db, embedder, collections, force, progress, pool)
     _embed_pass(db, embedder, report, progress)
     report.seconds = time.perf_counter() - started

@@ -80,6 +80,7 @@ async def status(request: web.Request) -> web.Response:
             "indexing": indexing,
             "models": models,
             "queryStages": stages,
+            "languageAdvice": info["languages"]["advice"],
             "watcher": {
                 "enabled": watcher is not None,
                 "queue": (watcher.queue if watcher else 0) + jobs.queued_paths(),

@@ -324,6 +324,13 @@ def m010_document_seq(conn: Any) -> None:
     )
 
 
+def m011_document_language(conn: Any) -> None:
+    """Each note's dominant language (ISO 639 code, "und" when too little prose), so status
+    can say when the embedding model does not serve a share of the vault. NULL until looked
+    at (index/languages.py: `embed` fills it in; storing a changed note clears it)."""
+    _script(conn, "ALTER TABLE documents ADD COLUMN language TEXT;")
+
+
 MIGRATIONS: list[Callable[[Any], None]] = [
     m001_documents,
     m002_chunks,
@@ -335,6 +342,7 @@ MIGRATIONS: list[Callable[[Any], None]] = [
     m008_fact_written,
     m009_chunked_title,
     m010_document_seq,
+    m011_document_language,
 ]
 
 
