@@ -48,6 +48,7 @@ OPERATIONS: tuple[Operation, ...] = (
     _read("related_notes"),
     # the index
     _read("status"),
+    _read("language_report"),
     _read("ls"),
     _read("collection_list"),
     _read("collection_show"),
