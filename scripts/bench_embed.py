@@ -2,9 +2,13 @@
 same passages, same model and threads. Target ratio >= 0.9.
 
     python scripts/bench_embed.py [--docs 200] [--threads 2] [--model PATH]
+    python scripts/bench_embed.py --compare default,multilingual [--docs 150]
 
 Passages come from BEIR SciFact (../shared/bench/scifact/corpus.jsonl) written as notes. With
 sentence-transformers installed, its throughput on the same passages is printed for the record.
+`--compare` embeds the same passages (the default model's chunks, which every model here takes
+whole) with each model spec through Engram's embedder, prefixes included, and prints
+passages/s and tokens/s of each.
 """
 
 from __future__ import annotations
@@ -27,7 +31,12 @@ def main() -> None:
     ap.add_argument("--docs", type=int, default=200)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--model", type=Path)
+    ap.add_argument("--compare", help="Model specs, comma-separated: same passages, each model.")
+    ap.add_argument("--corpus", type=Path, default=CORPUS, help="A BEIR corpus.jsonl.")
     args = ap.parse_args()
+    if args.compare:
+        compare(args.compare.split(","), args.corpus, args.docs, args.threads)
+        return
 
     from engram import config
     from engram.models import sources
@@ -37,7 +46,7 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="engram-bench-embed-"))
     vault = work / "vault"
     vault.mkdir()
-    with CORPUS.open(encoding="utf-8") as fh:
+    with args.corpus.open(encoding="utf-8") as fh:
         for _, line in zip(range(args.docs), fh, strict=False):
             doc = json.loads(line)
             (vault / f"{doc['_id']}.md").write_text(
@@ -94,6 +103,43 @@ def main() -> None:
     t = time.perf_counter()
     st.encode(texts, batch_size=16)
     print(f"sentence-transformers: {len(texts) / (time.perf_counter() - t):.2f} passages/s")
+
+
+def compare(specs: list[str], corpus: Path, docs: int, threads: int) -> None:
+    """passages/s of each model on the same passages, through Engram's embedder."""
+    from engram import config
+    from engram.index.chunk import chunk_note
+    from engram.models import sources
+    from engram.models.llama import LlamaEmbedder
+    from engram.vault.parse import parse_note
+
+    cache = config.xdg_dir(os.environ, "XDG_CACHE_HOME", ".cache")
+    paths = [sources.resolve(spec, cache) for spec in specs]
+    chunker = LlamaEmbedder(sources.resolve("default", cache), threads)
+    texts: list[str] = []
+    with corpus.open(encoding="utf-8") as fh:
+        for _, line in zip(range(docs), fh, strict=False):
+            doc = json.loads(line)
+            note = f"# {doc['title']}\n\n{doc['text']}\n"
+            chunks = chunk_note(
+                note, parse_note(note, "n.md"), chunker.count_tokens, chunker.max_text_tokens
+            )
+            texts += [c.embed_text for c in chunks]
+    chunker.close()
+    print(f"{len(texts)} passages from {docs} SciFact abstracts, {threads} threads")
+    for spec, path in zip(specs, paths, strict=True):
+        embedder = LlamaEmbedder(path, threads)
+        embedder.embed_documents(texts[:4])  # warm up outside the timing
+        tokens = sum(len(embedder.tokenize(embedder.prompts.document + t)) for t in texts)
+        started = time.perf_counter()
+        for i in range(0, len(texts), 16):
+            embedder.embed_documents(texts[i : i + 16])
+        took = time.perf_counter() - started
+        print(
+            f"{spec:>13} ({path.name}): {len(texts) / took:.2f} passages/s, "
+            f"{tokens / took:.0f} tokens/s, {tokens / len(texts):.0f} tokens per passage"
+        )
+        embedder.close()
 
 
 def _passages(engram: Any) -> list[str]:

@@ -175,8 +175,8 @@ def main() -> None:
     timed("build networkx graph", lambda: VaultGraph(*nodes))
     timed("build note finder (names, titles, aliases)", lambda: NoteFinder(
         store.lookup_rows(conn, "bench")))  # fmt: skip
-    g = timed("graph build through the facade (all above)", lambda: e._graph_of("bench")[1].graph,
-              "<= 2 s")  # fmt: skip
+    g = timed("graph build through the facade (all above)",
+              lambda: e.graph.vault_graph("bench")[1].graph, "<= 2 s")  # fmt: skip
     print(f"  {len(g)} nodes, {g.edge_count} edges")
     timed("undirected view", g.undirected)
     timed("PageRank", g.pagerank, "<= 1 s")

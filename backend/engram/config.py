@@ -110,6 +110,25 @@ class Settings:
         """The vault registered under a collection name, if any."""
         return next((v for v in self.vaults if v.name == name), None)
 
+    def find_vault(self, name: str | None) -> Vault | None:
+        """The vault a memory call acts on: named by its collection or its folder, else the
+        default one; None when there is no such vault."""
+        name = name or self.default_vault
+        if name is None:
+            return None
+        found = self.vault(name)
+        if found is not None:
+            return found
+        try:
+            wanted = Path(name).expanduser().resolve()
+        except (OSError, RuntimeError):
+            return None
+        for cand in self.vaults:
+            col = self.collection(cand.name)
+            if col is not None and col.path.resolve() == wanted:
+                found = cand
+        return found
+
 
 def xdg_dir(env: Mapping[str, str], var: str, fallback: str) -> Path:
     """`$VAR/engram`, or `~/<fallback>/engram` when the variable is unset or empty."""

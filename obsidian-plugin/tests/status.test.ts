@@ -9,7 +9,7 @@ function status(over: Partial<Status> = {}): Status {
 		version: "1", vault: { path: "/v", collection: "notes" }, facts: { root: "Engram" }, documents: 10, chunks: 20, embedded: 5,
 		indexing: { state: "idle", done: 0, total: 0, lastUpdate: null }, models: {},
 		watcher: { enabled: true, queue: 0 }, sync: { configured: true, state: "idle", pending: 0, lastSync: null },
-		lastError: null, ...over,
+		lastError: null, languageAdvice: null, ...over,
 	};
 }
 

@@ -157,7 +157,7 @@ const STATUS: Status = {
 	indexing: { state: "idle", done: 0, total: 0, lastUpdate: null },
 	models: { embed: { id: "embeddinggemma", state: "loaded" }, rerank: { id: "qwen3-reranker", state: "available" } },
 	watcher: { enabled: true, queue: 2 }, sync: { configured: false, state: "off", pending: 0, lastSync: null },
-	lastError: { message: "could not parse x.md", at: "2025-01-02T03:04:05Z" },
+	lastError: { message: "could not parse x.md", at: "2025-01-02T03:04:05Z" }, languageAdvice: null,
 };
 
 describe("status bar and status modal", () => {
@@ -187,6 +187,15 @@ describe("status bar and status modal", () => {
 		expect(rows.Generator).toBe("not configured");
 		expect(el.querySelector(".engram-error")?.textContent).toContain("could not parse x.md");
 		expect(texts(el, "button")).toEqual(["Reindex vault", "Refresh"]);
+		expect(el.querySelector(".engram-warning")).toBeNull();
+	});
+
+	it("says which model serves the vault's languages when the embedder does not", () => {
+		const el = createDiv();
+		const acts = { startBackend: vi.fn(), reindexAll: vi.fn(), refresh: vi.fn() };
+		const advice = "9 of 12 notes (75%) are in German: run `engram models pull multilingual`";
+		renderStatusDetails(el, { state: stateFromStatus({ ...STATUS, languageAdvice: advice }), discovery: null, process: null, command: "engram", pendingChanges: 0 }, acts);
+		expect(el.querySelector(".engram-warning")?.textContent).toBe(advice);
 	});
 
 	it("offers Start backend only when a command is set and nothing runs", () => {

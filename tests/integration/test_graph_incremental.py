@@ -90,13 +90,13 @@ def test_heading_edits_revalidate_links_to_the_note(vault: tuple[Engram, Path]) 
 
 def test_graph_is_cached_until_the_index_changes(vault: tuple[Engram, Path]) -> None:
     e, root = vault
-    first = e._graph_of(None)[1]
-    assert e._graph_of(None)[1] is first
+    first = e.graph.vault_graph(None)[1]
+    assert e.graph.vault_graph(None)[1] is first
     e.update()  # nothing changed: same graph
-    assert e._graph_of(None)[1] is first
+    assert e.graph.vault_graph(None)[1] is first
     write_tree(root, {"B.md": "# B\n"})
     e.update()
-    second = e._graph_of(None)[1]
+    second = e.graph.vault_graph(None)[1]
     assert second is not first
     assert [n.path for n in e.neighbors("B").neighbors] == ["A.md"]
 

@@ -23,7 +23,7 @@ def index_of(vault: Path) -> dict:
 def test_the_index_file_is_what_the_graph_commands_report(mem: Engram, vault: Path) -> None:
     data = index_of(vault)
     assert data["version"] == 1 and data["collection"] == "Brewline"
-    assert data == json.loads(mem.graph_files.export("json"))
+    assert data == json.loads(mem.graph_export("json").text)
     notes = {n["path"] for n in data["nodes"] if n["kind"] == "note"}
     assert notes == {p for (p,) in mem.db.conn.execute("SELECT path FROM documents")}
     links = Counter()
@@ -49,9 +49,7 @@ def test_the_index_file_is_what_the_graph_commands_report(mem: Engram, vault: Pa
     assert ("People/Ana Ruiz.md", "person") in tags
     for path in sorted(notes)[:6]:  # typed neighbours over every link type = graph neighbors
         for depth in (1, 2):
-            typed = mem.graph_files.neighbors(
-                path, ["wiki_link", "embed", "frontmatter_relation"], depth
-            )
+            typed = mem.typed_neighbors(path, ["wiki_link", "embed", "frontmatter_relation"], depth)
             plain = mem.neighbors(path, depth)
             assert {n.path for n in typed.neighbors if n.kind == "note"} == {
                 n.path for n in plain.neighbors
@@ -114,15 +112,15 @@ PERSON = """{
 def test_colours_preview_then_write_keeping_every_other_byte(mem: Engram, vault: Path) -> None:
     graph = vault / ".obsidian/graph.json"
     graph.write_text(PERSON)
-    plan = mem.graph_files.colours()
+    plan = mem.graph_colours()
     assert len(plan.added) == 10 and not plan.written and graph.read_text() == PERSON
-    written = mem.graph_files.colours(write=True)
+    written = mem.graph_colours(write=True)
     assert written.written
     text = graph.read_text()
     cut = text.index(',\n    {\n      "query": "path:\\"Engram/')
     end = text.index("\n  ],\n", cut)
     assert text[:cut] + text[end:] == PERSON  # the person's bytes, all of them
-    again = mem.graph_files.colours(write=True)
+    again = mem.graph_colours(write=True)
     assert not again.written and again.present == 10 and graph.read_text() == text
 
 
@@ -141,5 +139,5 @@ def test_colours_never_overwrite_a_file_that_changed_since_it_was_read(
 
     monkeypatch.setattr(colours, "add", obsidian_saves_meanwhile)
     with pytest.raises(ConflictError):
-        mem.graph_files.colours(write=True)
+        mem.graph_colours(write=True)
     assert "1.2" in graph.read_text()

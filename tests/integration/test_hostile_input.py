@@ -94,24 +94,38 @@ def test_update_with_an_alias_bomb_finishes_in_worker_processes(
     assert '"path": "bomb.md"' in found.stdout
 
 
+# Runs argv[2:] and prints its peak RSS in KB last. A child's ru_maxrss counts the memory of
+# the process it was forked from (Linux keeps the old mm's high-water mark across exec), so the
+# command is started from this small fresh interpreter, not from the big pytest process.
+MEASURE = """
+import os, subprocess, sys, time
+proc = subprocess.Popen(sys.argv[2:])
+deadline = time.monotonic() + float(sys.argv[1])
+while True:
+    pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+    if pid:
+        break
+    if time.monotonic() > deadline:
+        proc.kill()
+        sys.exit("still running after " + sys.argv[1] + " s")
+    time.sleep(0.05)
+print(usage.ru_maxrss)
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
 def peak_rss_mb(args: list[str], env: dict[str, str], timeout: float) -> tuple[int, bytes, float]:
-    """Run a command; (exit status, output, its peak RSS in MB) from the kernel's rusage."""
-    out_path = Path(env["XDG_DATA_HOME"]) / "out.log"
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    with out_path.open("wb") as out:
-        proc = subprocess.Popen(args, env=env, stdout=out, stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + timeout
-    while True:
-        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-        if pid:
-            break
-        if time.monotonic() > deadline:
-            proc.kill()
-            proc.wait()
-            raise AssertionError(f"{args} still running after {timeout}s")
-        time.sleep(0.1)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    return proc.returncode, out_path.read_bytes(), usage.ru_maxrss / 1024
+    """Run a command; (exit status, output, its own peak RSS in MB)."""
+    done = subprocess.run(
+        [sys.executable, "-c", MEASURE, str(timeout), *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        timeout=timeout + 30,
+    )
+    out, _, last = done.stdout.rstrip().rpartition(b"\n")
+    assert last.isdigit(), done.stdout
+    return done.returncode, out, int(last) / 1024
 
 
 def test_update_peak_memory_with_an_alias_bomb_is_bounded(

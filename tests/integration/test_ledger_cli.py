@@ -68,7 +68,7 @@ def test_append_observe_round_trip(xdg: dict[str, str], vault: Path) -> None:
 
 
 def test_raw_files_are_never_indexed_as_notes(mem: Engram, vault: Path) -> None:
-    mem.ledger.append("bot", [(1, {"role": "user", "text": "zanzibar"})])
+    mem.ledger_append("bot", [(1, {"role": "user", "text": "zanzibar"})])
     mem.update()
     paths = [p for (p,) in mem.db.conn.execute("SELECT path FROM documents")]
     assert paths and not any(p.endswith(".jsonl") for p in paths)

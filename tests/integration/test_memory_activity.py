@@ -39,9 +39,9 @@ def test_a_reflection_gathers_the_week_and_regenerates_idempotently(
     mem.fact_add("I will deliver the roast schedule by Friday", created_by="agent-b")
     mem.fact_supersede(old.id, "We decided to sell beans in bundles")
     mem.recall("beans bundles", agent="agent-a")
-    mem.ledger.append("agent-b", [(1, {"role": "user", "text": "hello"})])
+    mem.ledger_append("agent-b", [(1, {"role": "user", "text": "hello"})])
     clock.advance(days=7)  # the week after: W10 has ended
-    done = mem.reflections.reflect()
+    done = mem.reflect()
     assert done.week == "2026-W10" and done.written and done.facts == 3
     path = vault / done.path
     assert done.path == "Engram/ledger/reflections/2026-W10.md"
@@ -61,7 +61,7 @@ def test_a_reflection_gathers_the_week_and_regenerates_idempotently(
 
     mine = text.replace("# Week 2026-W10\n", "# Week 2026-W10\n\nMy thoughts, kept.\n")
     path.write_text(mine)
-    again = mem.reflections.reflect("2026-W10")
+    again = mem.reflect("2026-W10")
     assert not again.written and path.read_text() == mine  # same facts: not one byte written
     assert mem.reflections.due() is None  # it exists: the daemon leaves it
 
@@ -88,7 +88,7 @@ def test_the_daemon_check_writes_only_a_week_with_something_in_it(
 @pytest.mark.parametrize("week", ["2025-W53", "W10", "2026-13", "next century", "x" * 200])
 def test_bad_weeks_are_refused(mem: Engram, week: str) -> None:
     with pytest.raises(InvalidInputError):
-        mem.reflections.reflect(week)
+        mem.reflect(week)
 
 
 def test_old_observation_days_move_to_the_archive_and_stay_indexed(
@@ -98,16 +98,16 @@ def test_old_observation_days_move_to_the_archive_and_stay_indexed(
     live = vault / "Engram/ledger/observations/2026/03/05.md"
     before = live.read_bytes()
     clock.advance(days=90)
-    assert mem.ledger.archive() == []  # 90 days old: kept
+    assert mem.ledger_archive() == []  # 90 days old: kept
     clock.advance(days=1)
-    assert [m.source for m in mem.ledger.archive(dry_run=True)] == [
+    assert [m.source for m in mem.ledger_archive(dry_run=True)] == [
         "Engram/ledger/observations/2026/03/05.md"
     ]
     assert live.exists()
-    (moved,) = mem.ledger.archive()
+    (moved,) = mem.ledger_archive()
     assert moved.target == "Engram/ledger/archive/observations/2026/03/05.md"
     assert not live.exists() and (vault / moved.target).read_bytes() == before
     paths = {p for (p,) in mem.db.conn.execute("SELECT path FROM documents")}
     assert moved.target in paths and moved.source not in paths
     assert mem.fact_get(fact.id).id == fact.id  # the fact itself is not touched
-    assert mem.ledger.archive() == []
+    assert mem.ledger_archive() == []

@@ -3,31 +3,27 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "backend" / "engram"
+ARCHITECTURE = PACKAGE.parents[1] / "docs" / "architecture.md"
 ANYONE = {"errors", "printable", "__init__", "__version__"}  # stdlib-only helpers
 
-# layer -> engram layers it may import
-ALLOWED: dict[str, set[str]] = {
-    "config": set(),
-    "secrets": set(),
-    "vault": set(),
-    "store": set(),
-    "models": set(),
-    "index": {"vault", "store", "models"},
-    "search": {"store", "models"},
-    "graph": {"store", "vault", "search"},
-    "memory": {"vault", "store", "search", "graph", "index", "models"},
-    "sync": {"memory", "store", "vault"},
-    "service": {
-        *("config", "secrets", "vault", "store", "models", "index", "search", "graph"),
-        *("memory", "sync"),
-    },
-    "server": {"service", "config", "secrets"},
-    "mcp_server": {"service", "config"},
-    "cli": {"service", "server", "mcp_server", "config", "secrets"},
-}
+
+def module_map() -> dict[str, set[str]]:
+    """Layer -> the engram layers it may import, read from docs/architecture.md's table (the
+    table a reader sees is the rule the test applies)."""
+    row = re.compile(r"^\| `(\w+)(?:\.py|/)` \|[^\n]*\| ([^|\n]*) \|$", re.M)
+    rows = row.findall(ARCHITECTURE.read_text())
+    assert len(rows) >= 14, "docs/architecture.md lost its module table"
+    out = {}
+    for layer, allowed in rows:
+        out[layer] = set(re.findall(r"`(\w+)`", allowed))
+    return out
+
+
+ALLOWED = module_map()
 # third-party modules only one layer may touch
 OWNED = {
     "llama_cpp": {"models"},
@@ -46,15 +42,19 @@ def layer_of(path: Path) -> str:
 
 
 def imports(path: Path) -> list[str]:
+    """Every module a file imports, relative imports made absolute."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = ["engram", *path.relative_to(PACKAGE).parent.parts]
     out = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             out += [a.name for a in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            out.append(node.module)
-            if node.module == "engram":
-                out += [f"engram.{a.name}" for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1] if node.level else []
+            module = ".".join([*base, *([node.module] if node.module else [])])
+            out.append(module)
+            if module == "engram" or (node.level and not node.module):
+                out += [f"{module}.{a.name}" for a in node.names]
     return out
 
 
@@ -105,3 +105,18 @@ def test_facade_mixins_never_shadow_each_other() -> None:
                     owners.setdefault(name, []).append(cls.__name__)
     clashes = {n: o for n, o in owners.items() if len(o) > 1 and n not in chained}
     assert clashes == {}
+
+
+def test_relative_imports_are_checked_too() -> None:
+    vault = PACKAGE / "vault" / "parse.py"
+    assert "engram.vault.yamlload" in imports(vault)
+    assert ALLOWED["graph"] >= {"store"} and "service" not in ALLOWED["graph"]
+
+
+def test_no_face_chooses_a_transport() -> None:
+    # the composition root's DaemonEngram decides where a call runs and what a daemon that
+    # stops answering means; a face that catches its error has made that choice again
+    for face in ("cli", "mcp_server", "server"):
+        for path in sorted((PACKAGE / face).rglob("*.py")):
+            text = path.read_text(encoding="utf-8")
+            assert "DaemonUnreachable" not in text, path.relative_to(PACKAGE)

@@ -4,6 +4,7 @@ a call runs (daemon, fallback, in-process) with a fake daemon beside the real on
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -11,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
+from engram.config import Settings, Vault
 from engram.errors import InvalidInputError
 from engram.mcp_server.app import TOOLS, call
 from engram.mcp_server.gateway import Gateway, Options
@@ -21,6 +23,7 @@ from engram.mcp_server.output import (
     render_documents,
 )
 from engram.mcp_server.schema import check_arguments
+from engram.service.daemon import DaemonEngram, DaemonUnreachable
 
 
 def results(n: int, snippet: str = "a short snippet") -> dict[str, Any]:
@@ -178,7 +181,7 @@ def test_bad_arguments_say_what_is_wrong_and_what_is_taken(
 
 
 class FakeDaemon:
-    """Answers like the daemon, or has just died."""
+    """Answers like the daemon's HTTP API, or has just died (DaemonClient's interface)."""
 
     pid, port = 42, 1234
 
@@ -187,15 +190,37 @@ class FakeDaemon:
         self.dead = dead
         self.calls: list[str] = []
 
-    def status(self) -> dict[str, Any]:
-        self.calls.append("status")
-        if self.dead:
-            raise ConnectionRefusedError("gone")
-        return {"documents": 7}
-
-    def deep_search(self, query: str, n: int) -> dict[str, Any]:
+    def request(
+        self, method: str, path: str, body: Any = None, params: dict[str, Any] | None = None
+    ) -> Any:
+        if path == "/v1/status":
+            self.calls.append("status")
+            if self.dead:
+                raise DaemonUnreachable("gone", sent=False)
+            return {"documents": 7}
+        assert path == "/v1/memory/deep-search"
         self.calls.append("deep")
-        return {"query": query, "sources": ["local"], "notes": [], "results": []}
+        return {"query": body["q"], "sources": ["local"], "notes": [], "results": []}
+
+
+SETTINGS = Settings(
+    "index",
+    Path("/nonexistent/data"),
+    Path("/nonexistent/cache"),
+    Path("/nonexistent/config"),
+    Path("/nonexistent/config/index.yml"),
+    vaults=(Vault("notes"),),
+    default_vault="notes",
+)
+
+
+def gateway(engram: Any, daemon: FakeDaemon | None, use_daemon: bool = True) -> Gateway:
+    """A gateway over the daemon-backed Engram the composition root makes."""
+    found = daemon if use_daemon else None
+    return Gateway(
+        lambda: DaemonEngram(lambda: found, SETTINGS, engram),  # type: ignore[arg-type,return-value]
+        Options(use_daemon=use_daemon),
+    )
 
 
 class Local:
@@ -240,7 +265,7 @@ def text(result: Any) -> str:
 
 async def test_calls_go_to_a_live_daemon_and_fall_back_when_it_dies() -> None:
     daemon = FakeDaemon("notes")
-    gw = Gateway(FakeEngram, lambda: daemon, Options())  # type: ignore[arg-type,return-value]
+    gw = gateway(FakeEngram, daemon)
     assert json.loads(text(await call(gw, "status", {})))["documents"] == 7
     daemon.dead = True
     data = json.loads(text(await call(gw, "status", {})))
@@ -251,15 +276,15 @@ async def test_calls_go_to_a_live_daemon_and_fall_back_when_it_dies() -> None:
 
 async def test_memory_calls_stay_local_when_the_daemon_serves_another_vault() -> None:
     daemon = FakeDaemon("elsewhere")
-    gw = Gateway(FakeEngram, lambda: daemon, Options())  # type: ignore[arg-type,return-value]
+    gw = gateway(FakeEngram, daemon)
     assert "in-process" in text(await call(gw, "memory_deep_search", {"query": "x"}))
     assert daemon.calls == []
-    off = Gateway(FakeEngram, lambda: daemon, Options(use_daemon=False))  # type: ignore[arg-type,return-value]
+    off = gateway(FakeEngram, daemon, use_daemon=False)
     assert off.daemon() is None
 
 
 async def test_a_bug_is_an_error_result_not_a_dead_server() -> None:
-    gw = Gateway(BrokenEngram, lambda: None, Options())  # type: ignore[arg-type]
+    gw = gateway(BrokenEngram, None)
     out = await call(gw, "status", {})
     assert out.is_error and text(out).startswith("internal error in status: ValueError: boom")
     out = await call(gw, "memory_deep_search", {"query": "x"})

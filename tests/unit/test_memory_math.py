@@ -218,8 +218,7 @@ def test_context_budget_is_never_exceeded(
 
 def test_context_follows_the_profile_order() -> None:
     pool = [
-        ctx.ContextItem(source, f"{source} text", 0.5, source)
-        for source in reversed(ctx.SOURCES)
+        ctx.ContextItem(source, f"{source} text", 0.5, source) for source in reversed(ctx.SOURCES)
     ]
     for profile, order in ctx.PROFILES.items():  # the reflection goes only into handoff
         assert [i.source for i in ctx.fit(pool, profile, 10_000)] == list(order)

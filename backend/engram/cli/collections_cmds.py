@@ -45,6 +45,15 @@ def collection_add(
             f"added collection {info['name']}: {info['path']} ({info['pattern']}), "
             f"{info['documents']} documents"
         )
+        if not no_index:
+            language_hint(state)
+
+
+def language_hint(state: State) -> None:
+    """After indexing: say when the embedder does not serve the notes' languages (stderr)."""
+    advice = state.engram.language_report()["advice"]
+    if advice:
+        warn(advice)
 
 
 @collection.command("list")
@@ -261,6 +270,8 @@ def status(state: State, as_json: bool) -> None:
         say(f"{role + ' model:':15} {m['id'] or '-'} ({what})")
     stages = ", ".join(f"{name} {how}" for name, how in info["queryStages"].items())
     say(f"query stages: {stages}")
+    if info["languages"]["advice"]:
+        say(f"languages: {info['languages']['advice']}")
 
 
 @cli.command()

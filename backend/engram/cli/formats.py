@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from engram.printable import json_safe, printable
-from engram.service import Document, SearchResult
+from engram.service import Document, SearchResult, wire
 
 FORMATS = ("human", "json", "csv", "md", "xml", "files")
 _XML_BAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
@@ -55,7 +55,7 @@ def render_results(
 ) -> str:
     """Results in one of FORMATS."""
     if fmt == "json":
-        return json_safe(json.dumps([r.to_dict() for r in results], ensure_ascii=False, indent=2))
+        return json_safe(json.dumps(wire.to_json(list(results)), ensure_ascii=False, indent=2))
     if fmt == "csv":
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
@@ -164,7 +164,7 @@ def render_documents(
 ) -> str:
     """Documents from get / multi-get in one of FORMATS."""
     if fmt == "json":
-        return json_safe(json.dumps([d.to_dict() for d in documents], ensure_ascii=False, indent=2))
+        return json_safe(json.dumps(wire.to_json(list(documents)), ensure_ascii=False, indent=2))
     if fmt in ("csv", "files"):
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")

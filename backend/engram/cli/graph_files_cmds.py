@@ -18,7 +18,7 @@ def show_typed(
     as_json: bool,
 ) -> None:
     """`graph neighbors --edge-type`: nodes reached over typed edges."""
-    found = state.engram.graph_files.neighbors(note, edge_types, depth, direction, collection)
+    found = state.engram.typed_neighbors(note, edge_types, depth, direction, collection)
     if as_json:
         echo_json([n.to_dict() for n in found.neighbors])
         return
@@ -39,10 +39,11 @@ def show_typed(
 def export(state: State, fmt: str, output: str | None, collection: str | None) -> None:
     """The typed graph (notes, tags, unresolved targets; wiki_link, embed, tag and
     frontmatter_relation edges) as graph-index.json's JSON or as GraphML."""
-    if output is None:
-        click.echo(state.engram.graph_files.export(fmt, collection), nl=False)
+    done = state.engram.graph_export(fmt, collection, output)
+    if done.file is None:
+        click.echo(done.text, nl=False)
         return
-    say(f"wrote {state.engram.graph_files.export_to(output, fmt, collection)}", err=True)
+    say(f"wrote {done.file}", err=True)
 
 
 @graph.command("colours")
@@ -53,7 +54,7 @@ def export(state: State, fmt: str, output: str | None, collection: str | None) -
 def graph_colours(state: State, write: bool, vault: str | None, as_json: bool) -> None:
     """Add a colour group per facts folder to Obsidian's graph view settings (graph.json);
     your own settings and groups stay as they are. Run it with Obsidian closed."""
-    plan = state.engram.graph_files.colours(write, vault)
+    plan = state.engram.graph_colours(write, vault)
     if as_json:
         echo_json(plan.to_dict())
         return

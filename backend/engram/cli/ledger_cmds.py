@@ -37,7 +37,9 @@ def ledger_append(state: State, agent: str, vault: str | None, as_json: bool) ->
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise click.UsageError(f"stdin is not UTF-8 (byte {exc.start})") from None
-    result = state.engram.ledger.append_text(agent, text, vault)
+    from engram.memory.ledger_raw import decode_lines
+
+    result = state.engram.ledger_append(agent, list(decode_lines(text)), vault)
     if as_json:
         echo_json(result.to_dict())
         return
@@ -54,7 +56,7 @@ def ledger_observe(
     state: State, agent: str | None, day: str | None, vault: str | None, as_json: bool
 ) -> None:
     """Score a day's raw lines into observation lines (ledger/observations/...), once each."""
-    result = state.engram.ledger.observe(agent, day, vault)
+    result = state.engram.ledger_observe(agent, day, vault)
     if as_json:
         echo_json(result.to_dict())
         return
@@ -73,7 +75,7 @@ def ledger_observe(
 def ledger_archive(state: State, dry_run: bool, vault: str | None, as_json: bool) -> None:
     """Move observation days older than memory.observations_keep_days to the archive folder
     (engram fact sweep does this too)."""
-    moves = state.engram.ledger.archive(dry_run, vault)
+    moves = state.engram.ledger_archive(dry_run, vault)
     if as_json:
         echo_json([m.to_dict() for m in moves])
         return
@@ -94,7 +96,7 @@ def show_moves(moves: list[Any], dry_run: bool) -> None:
 def reflect(state: State, week: str | None, vault: str | None, as_json: bool) -> None:
     """Regenerate WEEK's reflection, ledger/reflections/YYYY-Www.md (2026-W10, a date in
     the week, or "this week"; default: the last week that ended)."""
-    result = state.engram.reflections.reflect(week, vault)
+    result = state.engram.reflect(week, vault)
     if as_json:
         echo_json(result.to_dict())
         return

@@ -6,35 +6,54 @@ import json
 import os
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import click
 
 if TYPE_CHECKING:
+    from engram.config import Settings
     from engram.service import Engram
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 class State:
-    """Per-invocation state: global flags and the lazily built facade."""
+    """Per-invocation state: global flags, the settings (read once) and the facade."""
 
     def __init__(self, index: str | None, config_file: str | None) -> None:
         self.index = index
         self.config_file = config_file
+        self.use_daemon = True  # `--no-daemon` turns it off
+        self._settings: Settings | None = None
         self._engram: Engram | None = None
 
     @property
-    def engram(self) -> Engram:
-        """The facade, built on first use (keeps `--help` free of heavy imports)."""
-        if self._engram is None:
+    def settings(self) -> Settings:
+        """The configuration of this invocation, resolved on first use."""
+        if self._settings is None:
             from engram import config
-            from engram.secrets import system_keyring
-            from engram.service import Engram
 
-            settings = config.resolve(os.environ, index=self.index, config_file=self.config_file)
-            self._engram = Engram(settings)
-            self._engram.keyring_source = system_keyring  # looked up only when sync needs it
+            self._settings = config.resolve(
+                os.environ, index=self.index, config_file=self.config_file
+            )
+        return self._settings
+
+    @property
+    def engram(self) -> Engram:
+        """The facade, built on first use (keeps `--help` free of heavy imports): through
+        the daemon of this index when one runs, else in this process (cli/root.py)."""
+        if self._engram is None:
+            from engram.cli.root import open_engram
+
+            # the daemon-backed Engram has every name of the local one (its own or through it)
+            self._engram = cast("Engram", open_engram(self.settings, self.use_daemon))
+        return self._engram
+
+    def local_engram(self) -> Engram:
+        """An in-process facade of its own (`engram serve` is the daemon)."""
+        from engram.cli.root import local_engram
+
+        self._engram = local_engram(self.settings)
         return self._engram
 
     def close(self) -> None:
@@ -71,6 +90,22 @@ def cli(ctx: click.Context, index: str | None, config_file: str | None) -> None:
     state = State(index, config_file)
     ctx.obj = state
     ctx.call_on_close(state.close)
+
+
+def daemon_option(func: F) -> F:
+    """Add `--no-daemon` (work in-process even when `engram serve` is running)."""
+
+    def off(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+        if value:
+            ctx.find_object(State).use_daemon = False  # type: ignore[union-attr]
+
+    return click.option(
+        "--no-daemon",
+        is_flag=True,
+        expose_value=False,
+        callback=off,
+        help="Work in-process even when `engram serve` is running for this index.",
+    )(func)
 
 
 def output_options(func: F) -> F:

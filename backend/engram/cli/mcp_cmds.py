@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 
 import click
@@ -55,20 +54,16 @@ def mcp(
     stdin/stdout: search, read, memory and graph. Uses the running `engram serve` of the
     index when there is one (warm models), else works in-process. See docs/mcp.md.
     """
-    from engram import config
-    from engram.cli.remote import DaemonClient
+    from engram.cli.root import open_engram
     from engram.mcp_server.app import serve
     from engram.mcp_server.gateway import Gateway, Options
-    from engram.server.discovery import server_file
 
     configure_logging(log_level)
     if index_name:
         state.index = index_name
-    settings = config.resolve(os.environ, index=state.index, config_file=state.config_file)
-    daemon_file = server_file(settings.data_dir, settings.index_name)
+    settings = state.settings
     gateway = Gateway(
-        make_engram=lambda: state.engram,
-        find_daemon=lambda: DaemonClient.from_file(daemon_file, settings.config_file),
+        make_engram=lambda: open_engram(settings, use_daemon=not no_daemon),
         options=Options(vault=vault, agent=agent, use_daemon=not no_daemon),
     )
     if sys.stdin.isatty():

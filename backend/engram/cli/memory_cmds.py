@@ -7,7 +7,8 @@ from typing import Any, TypeVar
 
 import click
 
-from engram.cli.main import State, cli, echo_json, pass_state, say
+from engram.cli.collections_cmds import language_hint
+from engram.cli.main import State, cli, daemon_option, echo_json, pass_state, say
 
 F = TypeVar("F", bound=Callable[..., Any])
 TYPES_HELP = (
@@ -96,7 +97,7 @@ def init(
 ) -> None:
     """Register VAULT as the default vault: a collection, its facts folder, the template."""
     info = state.engram.init_vault(vault, name, facts_root, config_dir, index=not no_index)
-    plan = state.engram.graph_files.colours(True, info.name) if graph_colours else None
+    plan = state.engram.graph_colours(True, info.name) if graph_colours else None
     if as_json:
         echo_json(info.to_dict() | ({"graphColours": plan.to_dict()} if plan else {}))
         return
@@ -109,6 +110,7 @@ def init(
     say(f"template {info.template}: {info.template_status}")
     if info.documents is not None:
         say(f"{info.documents} documents indexed")
+        language_hint(state)
 
 
 @cli.group()
@@ -137,6 +139,7 @@ def fact() -> None:
 )
 @click.option("--supersedes", metavar="ID", help="This fact replaces fact ID.")
 @click.option("--contradicts", metavar="ID", multiple=True, help="This fact contradicts ID.")
+@daemon_option
 @vault_option
 @pass_state
 def fact_add(
@@ -149,6 +152,7 @@ def fact_add(
 
 @fact.command("show")
 @click.argument("ref")
+@daemon_option
 @vault_option
 @pass_state
 def fact_show(state: State, ref: str, vault: str | None, as_json: bool) -> None:
@@ -209,6 +213,7 @@ def fact_list(
 @click.option(
     "--state", "lifecycle", type=click.Choice(["active", "dormant", "merged", "archived", "pruned"])
 )
+@daemon_option
 @vault_option
 @pass_state
 def fact_update(
@@ -230,6 +235,7 @@ def fact_update(
 @fact.command("archive")
 @click.argument("ref")
 @click.option("--prune", is_flag=True, help="Also move the note into the archive folder.")
+@daemon_option
 @vault_option
 @pass_state
 def fact_archive(state: State, ref: str, prune: bool, vault: str | None, as_json: bool) -> None:
@@ -305,7 +311,7 @@ def fact_from_note(
 def fact_sweep(state: State, dry_run: bool, vault: str | None, as_json: bool) -> None:
     """Move idle facts active → dormant → archived (and recalled ones back to active)."""
     changes = state.engram.fact_sweep(dry_run, vault)
-    moves = state.engram.ledger.archive(dry_run, vault)  # old observation days, too
+    moves = state.engram.ledger_archive(dry_run, vault)  # old observation days, too
     if as_json:
         echo_json([c.to_dict() for c in changes])
         return

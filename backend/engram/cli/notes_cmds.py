@@ -43,11 +43,7 @@ def text_arg(value: str | None, state: State) -> str | None:
     """The option's text, or standard input for `-` (at most a note's size limit)."""
     if value != "-":
         return value
-    import os
-
-    from engram import config
-
-    limit = config.resolve(os.environ, state.index, state.config_file).max_file_bytes
+    limit = state.settings.max_file_bytes
     text = sys.stdin.read(limit + 1)
     if len(text) > limit:
         raise click.ClickException(

@@ -9,8 +9,16 @@ from typing import Any, TypeVar, cast
 
 import click
 
-from engram.cli.main import State, cli, color_enabled, echo_json, output_options, pass_state, say
-from engram.cli.remote import DaemonUnreachable, daemon_for, daemon_option, run_search
+from engram.cli.main import (
+    State,
+    cli,
+    color_enabled,
+    daemon_option,
+    echo_json,
+    output_options,
+    pass_state,
+    say,
+)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -134,7 +142,6 @@ def search(
     full: bool,
     line_numbers: bool,
     fmt: str,
-    no_daemon: bool,
     filters: str,
 ) -> None:
     """Keyword search (BM25). Words rank by relevance; "phrases" are required;
@@ -143,15 +150,12 @@ def search(
     """
     from engram.cli.formats import render_results
 
-    results, _, _, _ = run_search(
-        state,
-        no_daemon,
-        "search",
+    results = state.engram.search(
         with_filters(query, filters),
-        result_limit(limit, all_results, fmt),
-        collections,
-        min_score,
-        full,
+        n=result_limit(limit, all_results, fmt),
+        collections=collections,
+        min_score=min_score,
+        full=full,
     )
     if not results and fmt == "human":
         say("no results", err=True)
@@ -174,21 +178,12 @@ def get(
     from_line: int | None,
     line_numbers: bool,
     fmt: str,
-    no_daemon: bool,
 ) -> None:
     """Print a document: PATH, collection/PATH, engram://collection/PATH or #docid, with an
     optional :LINE suffix."""
     from engram.cli.formats import render_documents
 
-    doc = None
-    daemon = daemon_for(state, no_daemon)
-    if daemon is not None:
-        try:
-            doc = daemon.get(ref, from_line=from_line, max_lines=max_lines)
-        except DaemonUnreachable:
-            doc = None
-    if doc is None:
-        doc = state.engram.get(ref, from_line=from_line, max_lines=max_lines)
+    doc = state.engram.get(ref, from_line=from_line, max_lines=max_lines)
     click.echo(render_documents([doc], fmt, line_numbers=line_numbers))
 
 

@@ -7,9 +7,9 @@ from typing import Any
 
 import click
 
-from engram.cli.main import State, cli, color_enabled, echo_json, pass_state, say
-from engram.cli.remote import daemon_option, run_search
+from engram.cli.main import State, cli, color_enabled, daemon_option, echo_json, pass_state, say
 from engram.cli.search_cmds import result_limit, search_options, with_filters
+from engram.service import wire
 
 
 @cli.group()
@@ -33,6 +33,10 @@ def models_list(state: State, as_json: bool) -> None:
             say(f"{role:9} {entry['spec']} -> {entry['path']}")
         else:
             say(f"{role:9} {entry['spec']}  MISSING: {entry.get('error', '')}")
+    say("built-in embedders (engram models pull NAME):")
+    for m in info["builtIn"]:
+        ready = "prepared" if m["prepared"] else f"not prepared, {m['downloadMB']} MB"
+        say(f"  {m['spec']:13} {m['name']}: {m['languages']} ({ready})")
     say(f"cache: {info['cacheDir']}")
     for f in info["cached"]:
         say(f"  {f['path']} ({f['bytes'] / 1e6:.1f} MB)")
@@ -43,8 +47,8 @@ def models_list(state: State, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Output as JSON.")
 @pass_state
 def models_pull(state: State, spec: str | None, as_json: bool) -> None:
-    """Download a model: SPEC is `default`, hf:org/repo/file.gguf or a path (default: the
-    configured embedding model)."""
+    """Download a model: SPEC is `default` (English), `multilingual`, hf:org/repo/file.gguf or a
+    path (default: the configured embedding model)."""
     info = state.engram.models_pull(spec, None if as_json else lambda m: say(m, err=True))
     if as_json:
         echo_json(info)
@@ -165,22 +169,18 @@ def vsearch(
     line_numbers: bool,
     fmt: str,
     chunks: bool,
-    no_daemon: bool,
     filters: str,
 ) -> None:
     """Semantic search: notes whose passages mean the same as the query (needs `engram embed`).
     Filters (path: tag: after: ... or the filter flags) work as in search."""
     from engram.cli.formats import render_results
 
-    results, _, _, _ = run_search(
-        state,
-        no_daemon,
-        "vsearch",
+    results = state.engram.vsearch(
         with_filters(query, filters),
-        result_limit(limit, all_results, fmt),
-        collections,
-        min_score,
-        full,
+        n=result_limit(limit, all_results, fmt),
+        collections=collections,
+        min_score=min_score,
+        full=full,
         chunks=chunks,
     )
     if not results and fmt == "human":
@@ -226,7 +226,6 @@ def query(
     no_rerank: bool,
     candidate_limit: int,
     explain: bool,
-    no_daemon: bool,
     filters: str,
 ) -> None:
     """Hybrid search, the best ranking: keyword + semantic lists (plus expansions from the
@@ -235,28 +234,26 @@ def query(
     from engram.cli.formats import render_explain, render_results
     from engram.cli.main import warn
 
-    results, notices, stages, expansions = run_search(
-        state,
-        no_daemon,
-        "query",
+    run = state.engram.query_run(
         with_filters(query, filters),
-        result_limit(limit, all_results, fmt),
-        collections,
-        min_score,
-        full,
+        n=result_limit(limit, all_results, fmt),
+        collections=collections,
+        min_score=min_score,
+        full=full,
         chunks=chunks,
         expand=not no_expand,
         rerank=not no_rerank,
         candidate_limit=candidate_limit,
         explain=explain,
     )
+    results, notices, stages, expansions = run.results, run.notices, run.stages, run.expansions
     for notice in notices:
         warn(notice)
     if explain and fmt == "json":
         # the stage summary belongs in the document a program reads, as in the HTTP API
         echo_json(
             {
-                "results": [r.to_dict() for r in results],
+                "results": [wire.search_result_to_json(r) for r in results],
                 "stages": stages,
                 "expansions": list(expansions),
                 "notices": list(notices),

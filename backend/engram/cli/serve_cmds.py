@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -83,7 +82,7 @@ def serve(
         say(message)
         sys.stdout.flush()
 
-    run(state.engram, options, system_keyring(), announce)
+    run(state.local_engram(), options, system_keyring(), announce)
 
 
 @cli.group()
@@ -97,12 +96,10 @@ def token() -> None:
 @pass_state
 def token_show(state: State, vault: Path, as_json: bool) -> None:
     """Print the token (created on first use) for clients you configure by hand."""
-    from engram import config
     from engram.secrets import system_keyring
     from engram.server.tokens import TokenStore
 
-    settings = config.resolve(os.environ, index=state.index, config_file=state.config_file)
-    store = TokenStore(settings.data_dir, vault.resolve(), system_keyring())
+    store = TokenStore(state.settings.data_dir, vault.resolve(), system_keyring())
     value = store.get_or_create()
     if as_json:
         echo_json({"vault": str(vault.resolve()), "store": store.kind, "token": value})
@@ -117,24 +114,6 @@ def token_show(state: State, vault: Path, as_json: bool) -> None:
 def token_rotate(state: State, vault: Path, config_dir: str) -> None:
     """Replace the token; a running daemon switches to the new one at once (clients re-read
     discovery.json)."""
-    from engram import config
-    from engram.cli.remote import DaemonClient, DaemonUnreachable
-    from engram.secrets import system_keyring
-    from engram.server import discovery
-    from engram.server.tokens import TokenStore
+    from engram.cli.root import rotate_token
 
-    root = vault.resolve()
-    path = discovery.discovery_path(root, discovery.check_config_dir(config_dir))
-    data = discovery.read(path)
-    if discovery.live(data) and data is not None and data.get("vault") == str(root):
-        client = DaemonClient(int(data["port"]), str(data["token"]), data.get("pid"))
-        try:
-            client.request("POST", "/v1/token/rotate")
-            pid = data.get("pid")
-            say(f"token rotated; the daemon (pid {pid}) uses the new one", err=True)
-            return
-        except DaemonUnreachable:
-            pass
-    settings = config.resolve(os.environ, index=state.index, config_file=state.config_file)
-    TokenStore(settings.data_dir, root, system_keyring()).rotate()
-    say("token rotated; a daemon started from now on uses the new one", err=True)
+    say(rotate_token(state.settings, vault.resolve(), config_dir), err=True)

@@ -6,10 +6,8 @@ from typing import Any
 
 import click
 
-from engram.cli import remote_memory
-from engram.cli.main import State, cli, echo_json, pass_state, say
+from engram.cli.main import State, cli, daemon_option, echo_json, pass_state, say
 from engram.cli.memory_cmds import fact_json_line, fact_line, vault_option
-from engram.cli.remote import daemon_option
 
 
 @cli.command()
@@ -45,17 +43,17 @@ def recall(
     deep: bool,
     vault: str | None,
     as_json: bool,
-    no_daemon: bool,
     **options: Any,
 ) -> None:
     """Recall facts: relevance × importance × recency. Date phrases in QUERY
     ("this week", "yesterday", "since 2026-01-01") filter by date."""
     text = " ".join(query)
     if deep:
-        deep_search(state, text, options, all_states, vault, as_json, no_daemon)
+        deep_search(state, text, options, all_states, vault, as_json)
         return
     states = ("active", "dormant", "merged", "archived", "pruned") if all_states else None
-    hits = remote_memory.recall(state, no_daemon, text, vault=vault, states=states, **options)
+    found = state.engram.recall(text, vault=vault, states=states, **options)
+    hits = [h.to_dict() for h in found]
     if as_json:
         echo_json(hits)
         return
@@ -72,7 +70,6 @@ def deep_search(
     all_states: bool,
     vault: str | None,
     as_json: bool,
-    no_daemon: bool,
 ) -> None:
     """`recall --deep`: the hits with their source, then the search's notes."""
     filters = ("fact_type", "tags", "scope", "since", "until", "tier_name")
@@ -80,7 +77,7 @@ def deep_search(
         raise click.UsageError("--deep takes no filters: it searches every live fact and note")
     if not text.strip():
         raise click.UsageError("--deep needs a query")
-    found = remote_memory.deep_search(state, no_daemon, text, options["n"], vault)
+    found = state.engram.deep_search(text, options["n"], vault).to_dict()
     if as_json:
         echo_json(found)
         return
@@ -134,6 +131,7 @@ def memory() -> None:
     show_default=True,
     help="Token budget (characters / 4); never exceeded.",
 )
+@daemon_option
 @vault_option
 @pass_state
 def memory_context(

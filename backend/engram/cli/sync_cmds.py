@@ -8,9 +8,9 @@ from typing import Any
 
 import click
 
-from engram.cli.main import State, cli, echo_json, pass_state, say
+from engram.cli.main import State, cli, daemon_option, echo_json, pass_state, say
 from engram.cli.memory_cmds import vault_option
-from engram.cli.remote import DaemonUnreachable, daemon_for, daemon_option
+from engram.cli.root import running_daemon
 
 
 def _options(func: Any) -> Any:
@@ -20,7 +20,7 @@ def _options(func: Any) -> Any:
 @cli.group(invoke_without_command=True)
 @_options
 @click.pass_context
-def sync(ctx: click.Context, vault: str | None, no_daemon: bool, as_json: bool) -> None:
+def sync(ctx: click.Context, vault: str | None, as_json: bool) -> None:
     """Sync facts with Convex: push what changed here, pull what changed there.
 
     \b
@@ -29,40 +29,29 @@ def sync(ctx: click.Context, vault: str | None, no_daemon: bool, as_json: bool) 
     engram sync status                                 pending, conflicts, errors
     """
     if ctx.invoked_subcommand is None:
-        _run(ctx.ensure_object(State), vault, no_daemon, as_json, push=True, pull=True)
+        _run(ctx.ensure_object(State), vault, as_json, push=True, pull=True)
 
 
 @sync.command("push")
 @_options
 @pass_state
-def push(state: State, vault: str | None, no_daemon: bool, as_json: bool) -> None:
+def push(state: State, vault: str | None, as_json: bool) -> None:
     """Send the facts that changed here to Convex."""
-    _run(state, vault, no_daemon, as_json, push=True, pull=False)
+    _run(state, vault, as_json, push=True, pull=False)
 
 
 @sync.command("pull")
 @_options
 @pass_state
-def pull(state: State, vault: str | None, no_daemon: bool, as_json: bool) -> None:
+def pull(state: State, vault: str | None, as_json: bool) -> None:
     """Bring Convex's changes into the vault's fact notes."""
-    _run(state, vault, no_daemon, as_json, push=False, pull=True)
+    _run(state, vault, as_json, push=False, pull=True)
 
 
-def _run(
-    state: State, vault: str | None, no_daemon: bool, as_json: bool, push: bool, pull: bool
-) -> None:
-    """One run, through the daemon when it serves this vault (its writer does the work)."""
-    daemon = daemon_for(state, no_daemon)
-    report: dict[str, Any] | None = None
-    if daemon is not None and vault in (None, daemon.collection):
-        try:
-            data = daemon.request("POST", "/v1/sync", {"push": push, "pull": pull})
-            report, summary = data["report"], data["summary"]
-        except DaemonUnreachable:
-            report = None
-    if report is None:
-        result = state.engram.sync_now(vault, push=push, pull=pull)
-        report, summary = result.to_dict(), result.summary()
+def _run(state: State, vault: str | None, as_json: bool, push: bool, pull: bool) -> None:
+    """One run (through the daemon when it serves this vault: its writer does the work)."""
+    result = state.engram.sync_now(vault, push=push, pull=pull)
+    report, summary = result.to_dict(), result.summary()
     if as_json:
         echo_json(report)
     else:
@@ -172,5 +161,5 @@ def init(
     )
     if info["functions"]:
         say(f"Convex functions to deploy: {info['functions']} (npx convex deploy)")
-    if daemon_for(state, False) is not None:
+    if running_daemon(state.settings) is not None:
         say("restart engram serve so the daemon syncs in the background", err=True)

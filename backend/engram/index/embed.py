@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
@@ -75,8 +76,12 @@ def embed(
     progress: Progress | None = None,
     pool: ParsePool | None = None,
 ) -> EmbedReport:
-    """Chunk new contents and embed every queued passage; safe to interrupt and re-run."""
+    """Chunk new contents and embed every queued passage; safe to interrupt and re-run.
+    New and changed notes get their language recorded first (cheap beside embedding)."""
+    from engram.index import languages
+
     started = time.perf_counter()
+    languages.backfill(db)
     report = chunk(db, embedder, collections, force, progress, pool)
     _embed_pass(db, embedder, report, progress)
     report.seconds = time.perf_counter() - started
@@ -115,9 +120,8 @@ def _chunk_pass(
     pool: ParsePool,
 ) -> None:
     todo = vectors.hashes_to_chunk(db.conn, collections)
-    conn = db.conn
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with db.batches() as batch:
+        conn = batch.conn
         last_commit = time.perf_counter()
         for i, (doc_hash, path, _collection) in enumerate(todo, 1):
             text = content_text(conn, doc_hash) or ""
@@ -148,16 +152,8 @@ def _chunk_pass(
             report.documents_chunked += 1
             report.chunks += len(chunks)
             if time.perf_counter() - last_commit > CHUNK_COMMIT_SECONDS:
-                conn.execute("COMMIT")
-                if progress:
-                    progress("chunking", i, len(todo))
-                conn.execute("BEGIN IMMEDIATE")
+                batch.commit(partial(progress, "chunking", i, len(todo)) if progress else None)
                 last_commit = time.perf_counter()
-        conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
 
 
 def _embed_pass(

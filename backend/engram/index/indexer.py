@@ -13,6 +13,7 @@ import datetime as dt
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from engram.index import links
@@ -173,9 +174,8 @@ def _update_collection(
     by_rel = {f.rel: f for f in changed}
     doc_ids = {path: st.id for path, st in states.items()}
     resolver = LinkResolver(col.name, doc_ids, walked, len(changed))
-    conn = db.conn
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with db.batches() as batch:
+        conn = batch.conn
         links.sync_files(conn, col.name, col.root, walked, wanted or ())
         items = [(f.path, f.rel, f.size, f.mtime_ns) for f in changed]
         for i, loaded in enumerate(load_all(col.name, items, max_bytes, pool), 1):
@@ -188,10 +188,7 @@ def _update_collection(
             done += 1
             if i % BATCH_MAX == 0 or time.perf_counter() - batch_start > BATCH_SECONDS:
                 resolver.flush(conn)
-                conn.execute("COMMIT")
-                if progress:
-                    progress(done, total)
-                conn.execute("BEGIN IMMEDIATE")
+                batch.commit(partial(progress, done, total) if progress else None)
                 batch_start = time.perf_counter()
         resolver.flush(conn)
         gone = [states[p] for p in sorted(scope - seen) if states[p].id not in claimed]
@@ -199,11 +196,6 @@ def _update_collection(
         report.removed_paths.extend((col.name, g.path) for g in gone)
         if plan.force:  # resolved again from scratch by the refresh that follows
             links_store.mark_collection_pending(conn, col.name)
-        conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
     if progress:
         progress(done, total)
     return done

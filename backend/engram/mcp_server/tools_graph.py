@@ -29,7 +29,7 @@ async def _collection(gw: Gateway, a: dict[str, Any], note: str | None = None) -
 async def backlinks(gw: Gateway, a: dict[str, Any]) -> str:
     """Links to a note."""
     col = await _collection(gw, a, a["note"])
-    data = await gw.local(lambda e: e.backlinks(a["note"], col).to_dict())
+    data = await gw.run(lambda e: e.backlinks(a["note"], col).to_dict())
     return fit_json(data, a["max_chars"], HINT)
 
 
@@ -37,9 +37,9 @@ async def neighbors(gw: Gateway, a: dict[str, Any]) -> str:
     """Notes within N links."""
     col = await _collection(gw, a, a["note"])
     types = a.get("edge_types")
-    data = await gw.local(
+    data = await gw.run(
         lambda e: (
-            e.graph_files.neighbors(a["note"], types, a["depth"], a["direction"], col)
+            e.typed_neighbors(a["note"], types, a["depth"], a["direction"], col)
             if types
             else e.neighbors(a["note"], a["depth"], col, a["direction"])
         ).to_dict()
@@ -50,7 +50,7 @@ async def neighbors(gw: Gateway, a: dict[str, Any]) -> str:
 async def path(gw: Gateway, a: dict[str, Any]) -> str:
     """The shortest chain of links between two notes."""
     col = await _collection(gw, a, a["source"])
-    data = await gw.local(lambda e: e.path(a["source"], a["target"], col, a["directed"]).to_dict())
+    data = await gw.run(lambda e: e.path(a["source"], a["target"], col, a["directed"]).to_dict())
     if not data["found"]:
         data["hint"] = "no chain of links joins them" + ("" if a["directed"] else " either way")
     return fit_json(data, a["max_chars"], HINT)
@@ -59,14 +59,14 @@ async def path(gw: Gateway, a: dict[str, Any]) -> str:
 async def rank(gw: Gateway, a: dict[str, Any]) -> str:
     """Influential or bridging notes, maybe about a topic."""
     col = await _collection(gw, a)
-    data = await gw.local(lambda e: e.rank(a.get("about"), a["by"], a["limit"], col).to_dict())
+    data = await gw.run(lambda e: e.rank(a.get("about"), a["by"], a["limit"], col).to_dict())
     return fit_json(data, a["max_chars"], HINT)
 
 
 async def themes(gw: Gateway, a: dict[str, Any]) -> str:
     """Communities of linked notes."""
     col = await _collection(gw, a)
-    found = await gw.local(lambda e: [t.to_dict() for t in e.themes(col, a["min_size"])])
+    found = await gw.run(lambda e: [t.to_dict() for t in e.themes(col, a["min_size"])])
     payload: dict[str, Any] = {"themes": found[: a["limit"]]}
     if len(found) > a["limit"]:
         payload["more"] = f"{len(found) - a['limit']} smaller themes not shown (raise limit)"

@@ -13,11 +13,11 @@ MAX_MESSAGES = 100
 
 
 async def log(gw: Gateway, a: dict[str, Any]) -> str:
-    """Append messages to ledger/raw/<agent>/YYYY/MM/DD.jsonl (in-process: an append takes
-    the file's lock and never rewrites a line, so it is safe beside the daemon)."""
+    """Append messages to ledger/raw/<agent>/YYYY/MM/DD.jsonl (through the daemon when it
+    serves this vault)."""
     vault, agent = gw.options.vault, gw.options.agent
     lines = list(enumerate(a["messages"], 1))
-    result = await gw.local(lambda e: e.ledger.append(agent, lines, vault).to_dict())
+    result = await gw.run(lambda e: e.ledger_append(agent, lines, vault).to_dict())
     return fit_json(result, 20_000)
 
 

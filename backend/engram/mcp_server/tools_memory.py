@@ -26,21 +26,8 @@ def compact(item: dict[str, Any]) -> dict[str, Any]:
 async def store_fact(gw: Gateway, a: dict[str, Any]) -> str:
     """Store a fact note (through the daemon's writer when it serves this vault)."""
     vault, agent = gw.options.vault, gw.options.agent
-    fields = {
-        "text": a["text"],
-        "title": a.get("title"),
-        "type": a.get("type"),
-        "importance": a.get("importance"),
-        "confidence": a.get("confidence"),
-        "tags": a.get("tags") or [],
-        "entities": a.get("entities") or [],
-        "scope": a.get("scope"),
-        "source": "mcp",
-        "createdBy": agent,
-    }
-    got = None if a.get("supersedes") else await gw.remote(lambda d: d.add_fact(fields), True)
 
-    def local(e: Any) -> dict[str, Any]:
+    def store(e: Any) -> dict[str, Any]:
         fact = e.fact_add(
             a["text"],
             fact_type=a.get("type"),
@@ -58,24 +45,15 @@ async def store_fact(gw: Gateway, a: dict[str, Any]) -> str:
         data: dict[str, Any] = fact.to_dict()
         return data
 
-    fact = got[0] if got is not None else await gw.local(local)
+    fact = await gw.run(store)
     return fit_json({"stored": compact(fact)}, 20_000)
 
 
 async def recall(gw: Gateway, a: dict[str, Any]) -> str:
     """Facts by relevance × importance × recency."""
     q, n, vault = a["query"], a["limit"], gw.options.vault
-    options = {
-        "type": a.get("type"),
-        "tags": a.get("tags") or [],
-        "since": a.get("since"),
-        "until": a.get("until"),
-        "includeNotes": a["include_notes"],
-        "agent": gw.options.agent,
-    }
-    got = await gw.remote(lambda d: d.recall(q, n, **options), True) if q.strip() else None
 
-    def local(e: Any) -> list[dict[str, Any]]:
+    def recall(e: Any) -> list[dict[str, Any]]:
         hits = e.recall(
             q,
             n=n,
@@ -89,7 +67,7 @@ async def recall(gw: Gateway, a: dict[str, Any]) -> str:
         )
         return [h.to_dict() for h in hits]
 
-    hits = got[0] if got is not None else await gw.local(local)
+    hits = await gw.run(recall)
     payload: dict[str, Any] = {"results": [compact(h) for h in hits]}
     if not hits:
         payload["hint"] = NOTHING
@@ -99,11 +77,7 @@ async def recall(gw: Gateway, a: dict[str, Any]) -> str:
 async def get_context(gw: Gateway, a: dict[str, Any]) -> str:
     """Context within a token budget."""
     q, profile, budget, vault = a.get("query"), a["profile"], a["budget"], gw.options.vault
-    data = await gw.either(
-        lambda d: d.memory_context(q, profile, budget),
-        lambda e: e.memory_context(q, profile, budget, vault).to_dict(),
-        memory=True,
-    )
+    data = await gw.run(lambda e: e.memory_context(q, profile, budget, vault).to_dict())
     head = (
         f"[memory context: profile {data['profile']}, {data['usedTokens']}/{data['budget']} "
         f"tokens, {len(data['items'])} items]"
@@ -115,7 +89,7 @@ async def get_context(gw: Gateway, a: dict[str, Any]) -> str:
 async def checkpoint(gw: Gateway, a: dict[str, Any]) -> str:
     """Save where the session is."""
     vault = gw.options.vault
-    cp = await gw.local(
+    cp = await gw.run(
         lambda e: e.checkpoint(
             a["working_on"], a.get("focus"), a.get("blocked"), a["urgent"], vault
         ).to_dict()
@@ -127,7 +101,7 @@ async def checkpoint(gw: Gateway, a: dict[str, Any]) -> str:
 async def wake(gw: Gateway, a: dict[str, Any]) -> str:
     """Start-of-session context."""
     vault = gw.options.vault
-    data = await gw.local(lambda e: e.wake(vault).to_dict())
+    data = await gw.run(lambda e: e.wake(vault).to_dict())
     for key in ("handoffs", "commitments", "projects"):
         data[key] = [compact(f) for f in data[key]]
     return fit_json(data, a["max_chars"])
@@ -136,7 +110,7 @@ async def wake(gw: Gateway, a: dict[str, Any]) -> str:
 async def end_session(gw: Gateway, a: dict[str, Any]) -> str:
     """Clear the dirty-exit flag, maybe storing a handoff."""
     vault, agent = gw.options.vault, gw.options.agent
-    data = await gw.local(lambda e: e.end_session(a.get("summary"), agent, vault).to_dict())
+    data = await gw.run(lambda e: e.end_session(a.get("summary"), agent, vault).to_dict())
     if data.get("handoff"):
         data["handoff"] = compact(data["handoff"])
     return fit_json({"ended": True, **data}, 20_000)
@@ -145,11 +119,7 @@ async def end_session(gw: Gateway, a: dict[str, Any]) -> str:
 async def deep_search(gw: Gateway, a: dict[str, Any]) -> str:
     """Local recall fused with Convex's facts."""
     q, n, vault = a["query"], a["limit"], gw.options.vault
-    data = await gw.either(
-        lambda d: d.deep_search(q, n),
-        lambda e: e.deep_search(q, n, vault).to_dict(),
-        memory=True,
-    )
+    data = await gw.run(lambda e: e.deep_search(q, n, vault).to_dict())
     data["results"] = [compact(h) for h in data["results"]]
     if not data["results"]:
         data["hint"] = NOTHING

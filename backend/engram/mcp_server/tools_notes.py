@@ -31,7 +31,7 @@ HINT = "Use dry_run to preview, or raise max_chars to see the whole diff."
 
 async def _run(gw: Gateway, a: dict[str, Any], call: Any) -> str:
     col = a.get("collection") or await gw.vault_name()
-    data = await gw.local(lambda e: call(e, col).to_dict())
+    data = await gw.run(lambda e: call(e, col).to_dict())
     return fit_json(data, a["max_chars"], HINT)
 
 

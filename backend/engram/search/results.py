@@ -1,4 +1,5 @@
-"""Result values shared by every search mode and every output format."""
+"""Result values shared by every search mode and every output format (their JSON shape is
+service/wire.py's)."""
 
 from __future__ import annotations
 
@@ -30,29 +31,6 @@ class SearchResult:
         """engram://collection/path, the address `get` and contexts use."""
         return f"engram://{self.collection}/{self.path}"
 
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON shape (documented in docs/cli.md and docs/http-api.md)."""
-        out: dict[str, Any] = {
-            "docid": self.docid,
-            "collection": self.collection,
-            "path": self.path,
-            "uri": self.uri,
-            "title": self.title,
-            "score": round(self.score, 4),
-            "snippet": self.snippet,
-            "highlights": [list(h) for h in self.highlights],
-            "line": self.line,
-            "context": self.context,
-            "factType": self.fact_type,
-        }
-        if self.body is not None:
-            out["body"] = self.body
-        if self.passages:
-            out["passages"] = [p.to_dict() for p in self.passages]
-        if self.explain is not None:
-            out["explain"] = self.explain
-        return out
-
 
 @dataclass(frozen=True)
 class Passage:
@@ -63,16 +41,6 @@ class Passage:
     end_line: int
     score: float
     highlights: tuple[tuple[int, int], ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON shape of a passage."""
-        return {
-            "snippet": self.snippet,
-            "line": self.line,
-            "endLine": self.end_line,
-            "score": round(self.score, 4),
-            "highlights": [list(h) for h in self.highlights],
-        }
 
 
 @dataclass(frozen=True)
@@ -89,19 +57,3 @@ class Document:
     context: str | None = None
     note: str | None = None  # e.g. why a file was skipped or truncated
     fs_path: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON shape of a document."""
-        return {
-            "docid": self.docid,
-            "collection": self.collection,
-            "path": self.path,
-            "uri": f"engram://{self.collection}/{self.path}",
-            "title": self.title,
-            "fromLine": self.from_line,
-            "totalLines": self.total_lines,
-            "context": self.context,
-            "note": self.note,
-            "file": self.fs_path,
-            "text": self.text,
-        }

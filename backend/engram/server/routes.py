@@ -29,7 +29,7 @@ from engram.server.state import (
     in_reader,
     now_iso,
 )
-from engram.service import filters_from_json
+from engram.service import filters_from_json, wire
 
 routes = web.RouteTableDef()
 MODES = ("search", "vsearch", "query")
@@ -80,6 +80,7 @@ async def status(request: web.Request) -> web.Response:
             "indexing": indexing,
             "models": models,
             "queryStages": stages,
+            "languageAdvice": info["languages"]["advice"],
             "watcher": {
                 "enabled": watcher is not None,
                 "queue": (watcher.queue if watcher else 0) + jobs.queued_paths(),
@@ -139,7 +140,7 @@ async def query(request: web.Request) -> web.Response:
     )
     if mode == "query":
         return web.json_response(found.to_dict())
-    return web.json_response({"results": [r.to_dict() for r in found], "notices": []})
+    return web.json_response({"results": wire.to_json(found), "notices": []})
 
 
 @routes.get("/v1/documents")
@@ -152,7 +153,7 @@ async def document(request: web.Request) -> web.Response:
     doc = await in_reader(
         request.app, request.app[ENGRAM].get, ref, from_line=start or None, max_lines=lines
     )
-    return web.json_response({"document": doc.to_dict()})
+    return web.json_response({"document": wire.document_to_json(doc)})
 
 
 async def note_rel(request: web.Request, path: Any) -> str:

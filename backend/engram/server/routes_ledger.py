@@ -24,7 +24,7 @@ async def append_raw(request: web.Request) -> web.Response:
     # appends take the file's lock and never rewrite a line: no need to queue behind the writer
     result = await in_reader(
         app,
-        app[ENGRAM].ledger.append,
+        app[ENGRAM].ledger_append,
         agent,
         list(enumerate(lines, 1)),
         app[CONFIG].collection,
@@ -39,7 +39,7 @@ async def observe(request: web.Request) -> web.Response:
     agent = v.text(body, "agent", max_len=64) or None
     day = v.text(body, "day", max_len=100) or None
     app = request.app
-    result = await app[JOBS].write(app[ENGRAM].ledger.observe, agent, day, app[CONFIG].collection)
+    result = await app[JOBS].write(app[ENGRAM].ledger_observe, agent, day, app[CONFIG].collection)
     return web.json_response(result.to_dict())
 
 
@@ -49,5 +49,5 @@ async def reflect(request: web.Request) -> web.Response:
     body = await v.json_body(request, allow_empty=True)
     week = v.text(body, "week", max_len=100) or None
     app = request.app
-    result = await app[JOBS].write(app[ENGRAM].reflections.reflect, week, app[CONFIG].collection)
+    result = await app[JOBS].write(app[ENGRAM].reflect, week, app[CONFIG].collection)
     return web.json_response(result.to_dict())

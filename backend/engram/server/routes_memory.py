@@ -13,6 +13,7 @@ from engram.errors import InvalidInputError, UnavailableError
 from engram.server import validate as v
 from engram.server.routes import note_rel
 from engram.server.state import CONFIG, ENGRAM, JOBS, SYNC, in_reader
+from engram.service import wire
 
 routes = web.RouteTableDef()
 FACT_ID = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
@@ -84,15 +85,6 @@ def _fact_id(request: web.Request) -> str:
     return fact_id
 
 
-def jsonable(value: Any) -> Any:
-    """Facade values as JSON: objects with to_dict(), lists of them, or plain data."""
-    if hasattr(value, "to_dict"):
-        return value.to_dict()
-    if isinstance(value, list | tuple):
-        return [jsonable(x) for x in value]
-    return value
-
-
 @routes.post("/v1/recall")
 async def recall(request: web.Request) -> web.Response:
     """Facts and notes ranked by relevance × importance × recency."""
@@ -116,7 +108,7 @@ async def recall(request: web.Request) -> web.Response:
         vault=app[CONFIG].collection,
         agent=v.text(body, "agent", max_len=128) or None,  # counted when named
     )
-    return web.json_response({"results": jsonable(found), "notices": []})
+    return web.json_response({"results": wire.to_json(found), "notices": []})
 
 
 @routes.post("/v1/memory/context")
@@ -132,7 +124,7 @@ async def memory_context(request: web.Request) -> web.Response:
     found = await in_reader(
         app, app[ENGRAM].memory_context, q, profile, budget, app[CONFIG].collection
     )
-    return web.json_response(jsonable(found))
+    return web.json_response(wire.to_json(found))
 
 
 @routes.post("/v1/memory/deep-search")
@@ -143,7 +135,7 @@ async def deep_search(request: web.Request) -> web.Response:
     n = v.integer(body, "n", 10, low=1, high=200)
     app = request.app
     found = await in_reader(app, app[ENGRAM].deep_search, q, n, app[CONFIG].collection)
-    return web.json_response(jsonable(found))
+    return web.json_response(wire.to_json(found))
 
 
 @routes.get("/v1/facts")
@@ -163,7 +155,7 @@ async def list_facts(request: web.Request) -> web.Response:
         fact_type=fact_type,
         vault=app[CONFIG].collection,
     )
-    return web.json_response({"facts": jsonable(facts)})
+    return web.json_response({"facts": wire.to_json(facts)})
 
 
 @routes.post("/v1/facts")
@@ -175,7 +167,7 @@ async def create_fact(request: web.Request) -> web.Response:
     app = request.app
     fields.setdefault("source", "obsidian")
     fact = await app[JOBS].write(app[ENGRAM].fact_add, vault=app[CONFIG].collection, **fields)
-    return web.json_response({"fact": jsonable(fact)}, status=201)
+    return web.json_response({"fact": wire.to_json(fact)}, status=201)
 
 
 @routes.get("/v1/facts/{id}")
@@ -184,7 +176,7 @@ async def get_fact(request: web.Request) -> web.Response:
     fact_id = _fact_id(request)
     app = request.app
     fact = await in_reader(app, app[ENGRAM].fact_get, fact_id, vault=app[CONFIG].collection)
-    return web.json_response({"fact": jsonable(fact)})
+    return web.json_response({"fact": wire.to_json(fact)})
 
 
 @routes.patch("/v1/facts/{id}")
@@ -198,7 +190,7 @@ async def update_fact(request: web.Request) -> web.Response:
     fact = await app[JOBS].write(
         app[ENGRAM].fact_update, fact_id, vault=app[CONFIG].collection, **changes
     )
-    return web.json_response({"fact": jsonable(fact)})
+    return web.json_response({"fact": wire.to_json(fact)})
 
 
 @routes.delete("/v1/facts/{id}")
@@ -207,7 +199,7 @@ async def archive_fact(request: web.Request) -> web.Response:
     fact_id = _fact_id(request)
     app = request.app
     fact = await app[JOBS].write(app[ENGRAM].fact_archive, fact_id, vault=app[CONFIG].collection)
-    return web.json_response({"fact": jsonable(fact)})
+    return web.json_response({"fact": wire.to_json(fact)})
 
 
 @routes.post("/v1/facts/from-note")
@@ -220,7 +212,7 @@ async def fact_from_note(request: web.Request) -> web.Response:
     fact = await app[JOBS].write(
         app[ENGRAM].fact_from_note, rel, selection=selection, vault=app[CONFIG].collection
     )
-    return web.json_response({"fact": jsonable(fact)}, status=201)
+    return web.json_response({"fact": wire.to_json(fact)}, status=201)
 
 
 @routes.get("/v1/graph/neighbors")
@@ -233,7 +225,7 @@ async def neighbors(request: web.Request) -> web.Response:
     found = await in_reader(
         app, app[ENGRAM].neighbors, rel, depth=depth, collection=app[CONFIG].collection
     )
-    return web.json_response(jsonable(found))
+    return web.json_response(wire.to_json(found))
 
 
 @routes.post("/v1/sync")

@@ -27,6 +27,7 @@ from engram.server.middleware import AccessLogger
 from engram.server.state import Runtime, ServerConfig, now_iso
 from engram.server.tokens import TokenStore
 from engram.service import Engram
+from engram.service.operations import CAPABILITIES
 
 log = logging.getLogger("engram.server")
 SHUTDOWN_SECONDS = 5.0
@@ -46,17 +47,9 @@ class ServeOptions:
     index_on_start: bool = True
 
 
-# An optional capability and the facade method that provides it (a test checks that each
-# method exists, so a renamed method cannot silently drop a capability from discovery).
-OPTIONAL_CAPABILITIES = {
-    "vsearch": "vsearch",
-    "query": "query",
-    "recall": "recall",
-    "facts": "fact_add",
-    "graph": "neighbors",
-    "sync": "sync_now",
-    "notes.write": "note_move",
-}
+# An optional capability and the operation that provides it (service/operations.py; a test
+# checks each is an operation the daemon serves, so none can drop out of discovery unseen).
+OPTIONAL_CAPABILITIES = CAPABILITIES
 
 
 def capabilities(engram: Engram, watch: bool) -> tuple[str, ...]:

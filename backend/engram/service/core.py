@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from engram import config
 from engram.config import Collection, Settings
 from engram.errors import ConflictError, NotFoundError
-from engram.secrets import private_dir
+from engram.secrets import KeyringLike, private_dir
 from engram.store.db import Database
 from engram.vault import journal
 from engram.vault.atomic import write_file
@@ -20,6 +20,7 @@ from engram.vault.fsio import sha256_hex
 if TYPE_CHECKING:
     from engram.index.loader import ParsePool
     from engram.models.protocols import Embedder
+    from engram.service.graph import GraphService
 
 log = logging.getLogger(__name__)
 
@@ -41,8 +42,18 @@ class Check:
 class Core:
     """Holds settings and the lazily opened index; every facade part builds on it."""
 
-    def __init__(self, settings: Settings, embedder: Embedder | None = None) -> None:
+    graph: GraphService  # the composed graph service (Engram builds it)
+
+    def __init__(
+        self,
+        settings: Settings,
+        embedder: Embedder | None = None,
+        keyring_source: Callable[[], KeyringLike | None] | None = None,
+    ) -> None:
         self.settings = settings
+        # the platform keyring, asked for on first use (composition roots pass it; without
+        # one, credentials go to 0600 files)
+        self.keyring_source = keyring_source or (lambda: None)
         self._db: Database | None = None
         self._embedder = embedder  # tests inject a fake; otherwise loaded on first use
         self.recovered: list[journal.Recovered] = []  # writes a dead process left, settled

@@ -1,4 +1,4 @@
-"""The vault graph: link resolution after each update, and graph questions about notes.
+"""The graph service: link resolution after each update, and graph questions about notes.
 
 A collection is a vault: links resolve within it, and each question is about one collection
 (the only one, or the one named). The networkx graph is built once per index generation (links
@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from engram.errors import InvalidInputError, NotFoundError
 from engram.graph.results import (
@@ -26,12 +26,14 @@ from engram.graph.results import (
     Theme,
     UnresolvedLink,
 )
-from engram.service.retrieval import RetrievalMixin
 
 if TYPE_CHECKING:
     from engram.graph.model import VaultGraph
     from engram.graph.notes import NoteFinder
     from engram.index import indexer
+    from engram.search.results import SearchResult
+    from engram.service.core import Core
+    from engram.store.db import Database
 
 ABOUT_HITS = 30  # search hits that seed "influential notes about X"
 RANK_BY = ("influence", "bridging")
@@ -62,28 +64,54 @@ class _Vault:
             return self._graph
 
 
-class GraphMixin(RetrievalMixin):
-    """backlinks, links, unresolved, orphans, neighbors, path, rank, themes."""
+class Search(Protocol):
+    """Keyword search, which seeds "influential notes about X"."""
 
-    def after_update(
+    def __call__(
         self,
-        report: indexer.UpdateReport,
-        specs: list[indexer.CollectionSpec],
-        only_paths: dict[str, set[str]] | None,
-    ) -> None:
-        """Resolve the links the update left pending (see index/links.py)."""
-        super().after_update(report, specs, only_paths)
+        query: str,
+        n: int | None = 10,
+        collections: Iterable[str] = (),
+        min_score: float = 0.0,
+        full: bool = False,
+        filters: None = None,
+        with_snippets: bool = True,
+    ) -> list[SearchResult]: ...
+
+
+class GraphService:
+    """backlinks, links, unresolved, orphans, neighbors, path, rank, themes: over the index
+    (`core`: its settings, database and collections) and keyword `search`."""
+
+    def __init__(self, core: Core, search: Search) -> None:
+        self._core = core
+        self._search = search
+        self._cache: dict[str, _Vault] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def db(self) -> Database:
+        """The index (opened by the core on first use)."""
+        return self._core.db
+
+    def forget(self) -> None:
+        """Drop the graphs kept in this process (the index file was replaced)."""
+        with self._lock:
+            self._cache.clear()
+
+    def resolve_links(self, specs: list[indexer.CollectionSpec]) -> None:
+        """Resolve the links an update left pending (see index/links.py)."""
         from engram.index import links as resolution
 
         # the update listed the files of each collection it indexed; no folder walk here
         found = resolution.scopes([(s.name, s.root) for s in specs], synced=True)
-        resolution.refresh(self.db, found, [c.name for c in self.settings.collections])
+        resolution.refresh(self.db, found, [c.name for c in self._core.settings.collections])
 
     def backlinks(self, note: str, collection: str | None = None) -> NoteLinks:
         """Links to a note from the vault, each with its line and that line's text."""
         from engram.graph import links
 
-        name, vault = self._graph_of(collection, note)
+        name, vault = self.vault_graph(collection, note)
         ref = self._find_note(name, vault, note)
         return NoteLinks(name, ref, tuple(links.backlinks(self.db.conn, ref.doc_id)))
 
@@ -91,7 +119,7 @@ class GraphMixin(RetrievalMixin):
         """Links written in a note, with where each resolves (None: nowhere)."""
         from engram.graph import links
 
-        name, vault = self._graph_of(collection, note)
+        name, vault = self.vault_graph(collection, note)
         ref = self._find_note(name, vault, note)
         return NoteLinks(name, ref, tuple(links.outgoing(self.db.conn, ref.doc_id)))
 
@@ -101,12 +129,12 @@ class GraphMixin(RetrievalMixin):
         """Links to files that do not exist (with `subpaths`, also to missing headings/blocks)."""
         from engram.graph import links
 
-        name, vault = self._graph_of(collection)
+        name, vault = self.vault_graph(collection)
         return links.unresolved(self.db.conn, name, subpaths, vault.finder.alias_holder)
 
     def orphans(self, collection: str | None = None) -> list[NoteRef]:
         """Notes with no link to or from another note."""
-        _, vault = self._graph_of(collection)
+        _, vault = self.vault_graph(collection)
         g = vault.graph
         return [NoteRef(g.path_of(n), g.title_of(n), n) for n in g.orphans()]
 
@@ -118,7 +146,7 @@ class GraphMixin(RetrievalMixin):
             raise InvalidInputError("depth must be 1 or more")
         if direction not in DIRECTIONS:
             raise InvalidInputError(f"direction must be one of {', '.join(DIRECTIONS)}")
-        name, vault = self._graph_of(collection, note)
+        name, vault = self.vault_graph(collection, note)
         ref = self._find_note(name, vault, note)
         g = vault.graph
         found = tuple(
@@ -131,7 +159,7 @@ class GraphMixin(RetrievalMixin):
         self, source: str, target: str, collection: str | None = None, directed: bool = False
     ) -> NotePath:
         """The shortest chain of links between two notes (either direction unless `directed`)."""
-        name, vault = self._graph_of(collection, source)
+        name, vault = self.vault_graph(collection, source)
         a, b = self._find_note(name, vault, source), self._find_note(name, vault, target)
         g = vault.graph
         steps = tuple(
@@ -156,11 +184,11 @@ class GraphMixin(RetrievalMixin):
         """
         if by not in RANK_BY:
             raise InvalidInputError(f"--by must be one of {', '.join(RANK_BY)}")
-        name, vault = self._graph_of(collection)
+        name, vault = self.vault_graph(collection)
         g = vault.graph
         seeds: dict[int, float] = {}
         if about is not None:
-            hits = self.search(about, n=ABOUT_HITS, collections=[name], with_snippets=False)
+            hits = self._search(about, n=ABOUT_HITS, collections=[name], with_snippets=False)
             seeds = {h.doc_id: h.score for h in hits if h.doc_id in g.info and h.score > 0}
             if not seeds:
                 return Ranking(by, about, "no note matches the query", ())
@@ -193,7 +221,7 @@ class GraphMixin(RetrievalMixin):
         """Louvain communities of linked notes, largest first, with top notes and tags."""
         from engram.store import graph as store
 
-        _, vault = self._graph_of(collection)
+        _, vault = self.vault_graph(collection)
         g = vault.graph
         groups = [c for c in g.communities() if len(c) >= max(min_size, 1)]
         pagerank = g.pagerank()
@@ -210,11 +238,12 @@ class GraphMixin(RetrievalMixin):
     def graph_collection(self, collection: str | None = None, note: str | None = None) -> str:
         """The collection a graph question is about: the named one, the only one, or the one
         where `note` (an engram://collection/... URI) lives."""
+        core = self._core
         if collection:
-            return self.require_collection(collection).name
+            return core.require_collection(collection).name
         if note and note.startswith("engram://"):
-            return self.require_collection(note.removeprefix("engram://").partition("/")[0]).name
-        names = [c.name for c in self.settings.collections]
+            return core.require_collection(note.removeprefix("engram://").partition("/")[0]).name
+        names = [c.name for c in core.settings.collections]
         if len(names) == 1:
             return names[0]
         if not names:
@@ -230,7 +259,7 @@ class GraphMixin(RetrievalMixin):
         if text.startswith(prefix):
             text = text.removeprefix(prefix)
         elif text.startswith(("/", "~", "./", "../")) and not text.startswith("//"):
-            root = self.require_collection(collection).path.resolve()
+            root = self._core.require_collection(collection).path.resolve()
             try:
                 full = Path(text).expanduser().resolve()
             except (OSError, RuntimeError):  # ~user of nobody here: an unknown name
@@ -239,8 +268,8 @@ class GraphMixin(RetrievalMixin):
                 text = full.relative_to(root).as_posix()
         return vault.finder.find(text)
 
-    def _graph_of(self, collection: str | None, note: str | None = None) -> tuple[str, _Vault]:
-        """The collection's graph and note finder, rebuilt only when the index changed."""
+    def vault_graph(self, collection: str | None, note: str | None = None) -> tuple[str, _Vault]:
+        """The collection's name, graph and note finder, rebuilt only when the index changed."""
         from engram.graph.model import VaultGraph
         from engram.graph.notes import NoteFinder
         from engram.index import links as resolution
@@ -250,21 +279,19 @@ class GraphMixin(RetrievalMixin):
         name = self.graph_collection(collection, note)
         conn = self.db.conn
         if pending_count(conn):  # links stored before resolution existed
-            cols = [(c.name, c.path) for c in self.settings.collections]
+            cols = [(c.name, c.path) for c in self._core.settings.collections]
             resolution.refresh(self.db, resolution.scopes(cols), [c for c, _ in cols])
         key = (*resolution.generation(conn), store.note_count(conn, name))
-        cache: dict[str, _Vault] = self.__dict__.setdefault("_graph_cache", {})
-        lock: threading.Lock = self.__dict__.setdefault("_graph_lock", threading.Lock())
 
         def load() -> VaultGraph:
             with self.db.read() as snapshot:
                 return VaultGraph(store.notes(snapshot, name), store.edges(snapshot, name))
 
-        with lock:
-            vault = cache.get(name)
+        with self._lock:
+            vault = self._cache.get(name)
             if vault is None or vault.key != key:
                 finder = NoteFinder(store.lookup_rows(conn, name))
-                vault = cache[name] = _Vault(key, finder, load)
+                vault = self._cache[name] = _Vault(key, finder, load)
         return name, vault
 
 

@@ -62,6 +62,19 @@ class ColourPlan:
 
 
 @dataclass(frozen=True)
+class GraphExport:
+    """`graph export`: the typed graph's text, or the file it was written to."""
+
+    format: str
+    text: str | None  # None when written to `file`
+    file: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON shape."""
+        return {"format": self.format, "text": self.text, "file": self.file}
+
+
+@dataclass(frozen=True)
 class TypedNeighborhood:
     """`graph neighbors --edge-type`: the note and what its typed edges reach."""
 
@@ -132,18 +145,20 @@ class GraphFiles:
                 type_of(vault.facts_root if vault else None),
             )
 
-    def export(self, fmt: str = "json", collection: str | None = None) -> str:
-        """The typed graph as JSON (the graph-index.json format) or GraphML text."""
+    def export(
+        self, fmt: str = "json", collection: str | None = None, output: str | None = None
+    ) -> GraphExport:
+        """The typed graph as JSON (the graph-index.json format) or GraphML text; with
+        `output`, written atomically to that file anywhere (not a note: no precondition)."""
         if fmt not in FORMATS:
             raise InvalidInputError(f"--format must be one of {', '.join(FORMATS)}")
         index = self.build(collection)
-        return index.to_json() if fmt == "json" else index.to_graphml()
-
-    def export_to(self, output: str, fmt: str = "json", collection: str | None = None) -> Path:
-        """`export` written atomically to a file anywhere (not a note: no precondition)."""
+        text = index.to_json() if fmt == "json" else index.to_graphml()
+        if output is None:
+            return GraphExport(fmt, text)
         path = Path(output).expanduser()
-        write_file(path, self.export(fmt, collection).encode("utf-8"))
-        return path
+        write_file(path, text.encode("utf-8"))
+        return GraphExport(fmt, None, str(path))
 
     def refresh(self, collections: Iterable[str]) -> list[str]:
         """Rewrite `<vault>/.engram/graph-index.json` of each vault among `collections` whose

@@ -13,6 +13,7 @@ from engram.models.protocols import ModelError
 from engram.search.bm25 import match_expression
 from engram.search.query import ParsedQuery
 from engram.search.results import Passage, SearchResult
+from engram.service import wire
 from engram.service.semantic import SemanticMixin
 from engram.store import llmcache, vectors
 from engram.store import search as store_search
@@ -41,7 +42,7 @@ class QueryRun:
     def to_dict(self) -> dict[str, Any]:
         """JSON shape for the HTTP API."""
         return {
-            "results": [r.to_dict() for r in self.results],
+            "results": [wire.search_result_to_json(r) for r in self.results],
             "stages": self.stages,
             "notices": list(self.notices),
             "expansions": list(self.expansions),

@@ -62,10 +62,6 @@ class LedgerService:
             raise InvalidInputError("nothing to append: give JSON lines with role and text")
         return ledger_raw.append(v.root, v.facts_root, agent, entries)
 
-    def append_text(self, agent: str, text: str, vault: str | None = None) -> AppendResult:
-        """`append` of JSON Lines text (stdin, a file)."""
-        return self.append(agent, list(ledger_raw.decode_lines(text)), vault)
-
     def observe(
         self, agent: str | None = None, day: str | None = None, vault: str | None = None
     ) -> ObserveResult:

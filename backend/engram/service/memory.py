@@ -111,16 +111,7 @@ class MemoryMixin(RetrievalMixin):
         name = vault or self.settings.default_vault
         if name is None:
             raise NotFoundError("no vault yet: run engram init VAULT_FOLDER")
-        v = self.settings.vault(name)
-        if v is None:
-            try:
-                wanted = Path(name).expanduser().resolve()
-            except (OSError, RuntimeError):
-                wanted = None
-            for cand in self.settings.vaults:
-                col = self.settings.collection(cand.name)
-                if col is not None and col.path.resolve() == wanted:
-                    v = cand
+        v = self.settings.find_vault(name)
         if v is None:
             raise NotFoundError(
                 f"no vault {name!r} (register one with engram init PATH)",

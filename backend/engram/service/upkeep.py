@@ -59,7 +59,14 @@ class UpkeepMixin(ModelHealthMixin):
             "embeddings": self.embedding_state(),
             "models": self.model_status(),
             "queryStages": self.query_stages(),
+            "languages": self.language_report(),
         }
+
+    def language_report(self) -> dict[str, Any]:
+        """Notes per language, and advice when the embedder does not serve a meaningful share."""
+        from engram.index import languages
+
+        return languages.report(self.db.conn, self.settings.embed_model)
 
     def cleanup(self) -> dict[str, int]:
         """Drop documents of removed collections and orphaned texts, then compact the file."""
@@ -147,6 +154,15 @@ class UpkeepMixin(ModelHealthMixin):
             )
         )
         checks += self.model_checks()
+        advice = self.language_report()["advice"]
+        checks.append(
+            Check(
+                "note languages",
+                "warn" if advice else "ok",
+                advice.split(":", 1)[0] if advice else "served by the embedding model",
+                advice.split(": ", 1)[1] if advice else None,
+            )
+        )
         integrity = admin.quick_check(conn)
         checks.append(
             Check(

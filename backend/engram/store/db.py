@@ -6,7 +6,7 @@ import importlib.util
 import os
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -86,6 +86,21 @@ def driver_info() -> Driver:
         conn.close()
 
 
+class Batch:
+    """The open transaction of `Database.batches`."""
+
+    def __init__(self, conn: Any) -> None:
+        self.conn = conn
+
+    def commit(self, between: Callable[[], None] | None = None) -> None:
+        """Commit what is done so far (and run `between` outside any transaction), then
+        begin the next transaction."""
+        self.conn.execute("COMMIT")
+        if between is not None:
+            between()
+        self.conn.execute("BEGIN IMMEDIATE")
+
+
 class Database:
     """One index file: a connection per thread, WAL mode, migrated on open.
 
@@ -147,6 +162,21 @@ class Database:
         conn.execute("BEGIN IMMEDIATE")
         try:
             yield conn
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+
+    @contextmanager
+    def batches(self) -> Iterator[Batch]:
+        """A long write in several transactions (BEGIN IMMEDIATE): `Batch.commit` ends one and
+        begins the next, so readers see progress and other writers get a turn; the last is
+        committed at the end, and the open one rolled back on error."""
+        conn = self.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield Batch(conn)
         except BaseException:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")

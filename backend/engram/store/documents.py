@@ -114,7 +114,7 @@ def upsert_note(conn: Any, rec: NoteRecord, now: str) -> tuple[int, bool]:
         conn.execute(
             "UPDATE documents SET title = ?, hash = ?, mtime_ns = ?, size = ?, body_line = ?,"
             " doc_date = ?, frontmatter = ?, aliases = ?, warnings = ?, indexed_at = ?,"
-            " seq = ? WHERE id = ?",
+            " language = NULL, seq = ? WHERE id = ?",
             (*values, _next_seq(conn), doc_id),
         )
         _delete_children(conn, doc_id)
@@ -164,6 +164,33 @@ def touch_document(conn: Any, doc_id: int, mtime_ns: int, size: int, doc_date: s
         "UPDATE documents SET mtime_ns = ?, size = ?, doc_date = ?, seq = ? WHERE id = ?",
         (mtime_ns, size, doc_date, _next_seq(conn), doc_id),
     )
+
+
+def without_language(conn: Any, limit: int, spread: bool = False) -> list[tuple[int, str]]:
+    """(id, text) of documents whose language is not known yet (new or changed since);
+    `spread` picks them across the whole table (a fixed pseudo-random order), for a sample."""
+    order = " ORDER BY (d.id * 2654435761) % 4294967291" if spread else ""
+    return [
+        (int(r[0]), str(r[1] or ""))
+        for r in conn.execute(
+            "SELECT d.id, c.text FROM documents d LEFT JOIN content c ON c.hash = d.hash"
+            " WHERE d.language IS NULL" + order + " LIMIT ?",
+            (limit,),
+        )
+    ]
+
+
+def set_language(conn: Any, doc_id: int, language: str) -> None:
+    """Record a document's language (ISO 639 code, or "und")."""
+    conn.execute("UPDATE documents SET language = ? WHERE id = ?", (language, doc_id))
+
+
+def language_counts(conn: Any) -> dict[str, int]:
+    """Documents per language code ("und": too little prose; "": not looked at yet)."""
+    return {
+        str(r[0] or ""): int(r[1])
+        for r in conn.execute("SELECT language, count(*) FROM documents GROUP BY language")
+    }
 
 
 def rename_document(conn: Any, doc_id: int, path: str) -> None:

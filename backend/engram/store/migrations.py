@@ -324,7 +324,14 @@ def m010_document_seq(conn: Any) -> None:
     )
 
 
-def m011_recall_log(conn: Any) -> None:
+def m011_document_language(conn: Any) -> None:
+    """Each note's dominant language (ISO 639 code, "und" when too little prose), so status
+    can say when the embedding model does not serve a share of the vault. NULL until looked
+    at (index/languages.py: `embed` fills it in; storing a changed note clears it)."""
+    _script(conn, "ALTER TABLE documents ADD COLUMN language TEXT;")
+
+
+def m012_recall_log(conn: Any) -> None:
     """Recalls made per vault, UTC day and agent: daily notes and weekly reflections show who
     recalled how much, and counting in the index means a recall never writes a note."""
     _script(
@@ -352,7 +359,8 @@ MIGRATIONS: list[Callable[[Any], None]] = [
     m008_fact_written,
     m009_chunked_title,
     m010_document_seq,
-    m011_recall_log,
+    m011_document_language,
+    m012_recall_log,
 ]
 
 

@@ -9,6 +9,7 @@ document within the limits is composed and constructed (by PyYAML, safe tags onl
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -82,13 +83,24 @@ def _link_values(node: yaml.Node) -> list[tuple[str, int]]:
     return out
 
 
+def _events(text: str) -> Iterator[yaml.Event]:
+    """yaml.parse, with libyaml's own nesting limit (PyYAML 6.0.4+, checked while scanning,
+    before our count sees the events) reported as our limit, not as broken YAML."""
+    try:
+        yield from yaml.parse(text, Loader=LOADER)
+    except yaml.YAMLError as e:
+        if "nesting depth" in str(e):
+            raise YamlLimitError(f"frontmatter nests deeper than {MAX_DEPTH} levels") from None
+        raise
+
+
 def check(text: str) -> None:
     """Raise YamlLimitError when the document nests too deep, expands too much, or refers
     to itself (an alias inside its own anchor)."""
     total = 0  # expanded size of everything read so far
     stack: list[tuple[int, str | None]] = []  # open collections: (total at start, anchor)
     sizes: dict[str, int] = {}  # anchor -> expanded size of its value
-    for event in yaml.parse(text, Loader=LOADER):
+    for event in _events(text):
         if isinstance(event, yaml.ScalarEvent):
             size = 1 + len(event.value)
             if event.anchor:

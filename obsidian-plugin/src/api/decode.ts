@@ -132,6 +132,7 @@ export function decodeStatus(v: unknown): Status {
 			typeof err === "object" && err !== null
 				? { message: optStr(err as Json, "message", "") ?? "", at: optStr(err as Json, "at", "") ?? "" }
 				: null,
+		languageAdvice: optStr(o, "languageAdvice"),
 	};
 }
 

@@ -49,6 +49,8 @@ export interface Status {
 		lastSync: string | null;
 	};
 	lastError: { message: string; at: string } | null;
+	/** Set when many notes are in languages the embedding model does not serve: what to do. */
+	languageAdvice: string | null;
 }
 
 export interface QueryRequest {

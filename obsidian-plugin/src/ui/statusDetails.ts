@@ -59,6 +59,7 @@ function renderCounts(el: HTMLElement, s: Status): void {
 	row(models, "Embedding", modelText(s.models.embed));
 	row(models, "Reranker", modelText(s.models.rerank));
 	row(models, "Generator", modelText(s.models.generate));
+	if (s.languageAdvice) el.createDiv({ cls: "engram-warning", text: s.languageAdvice });
 }
 
 export function renderStatusDetails(el: HTMLElement, d: StatusDetails, actions: StatusActions): void {

@@ -13,7 +13,7 @@ from server_helpers import AUTH, TOKEN
 
 from engram.server.routes import ACTIVE_NOTE_STALE_SECONDS, openapi_document
 from engram.server.state import ENGRAM, JOBS, RUNTIME, Runtime
-from engram.service import Engram
+from engram.service import Engram, wire
 
 
 async def get_json(client: TestClient[Any, Any], path: str, **kw: Any) -> Any:
@@ -65,7 +65,7 @@ async def test_query_search_matches_the_facade(
     client: TestClient[Any, Any], indexed: Engram
 ) -> None:
     reply = await post(client, "/v1/query", {"q": "pricing", "mode": "search", "n": 5})
-    expected = [r.to_dict() for r in indexed.search("pricing", n=5)]
+    expected = wire.to_json(indexed.search("pricing", n=5))
     assert reply == {"results": expected, "notices": []}
     assert reply["results"][0]["path"] == "Projects/Pricing.md"
     full = await post(client, "/v1/query", {"q": "pricing", "all": True, "full": True})
@@ -300,7 +300,7 @@ async def test_note_metadata_lists_related_notes_once_embedded(
 
 async def test_documents_is_engram_get(client: TestClient[Any, Any], indexed: Engram) -> None:
     doc = await get_json(client, "/v1/documents", params={"ref": "notes/Projects/Pricing.md"})
-    assert doc["document"] == indexed.get("notes/Projects/Pricing.md").to_dict()
+    assert doc["document"] == wire.to_json(indexed.get("notes/Projects/Pricing.md"))
     part = await get_json(client, "/v1/documents", params={"ref": "Welcome.md:7", "lines": "2"})
     assert part["document"]["fromLine"] == 7 and part["document"]["text"].count("\n") == 1
     resp = await client.get("/v1/documents", params={"ref": "Nope.md"}, headers=AUTH)

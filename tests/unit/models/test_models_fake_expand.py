@@ -58,3 +58,42 @@ def test_prompts() -> None:
     assert completion_prompt("cheap\n flights").endswith(
         "Search query: cheap flights\nAlternative search queries:\n-"
     )
+
+
+@pytest.mark.parametrize(
+    ("query", "output", "expected"),
+    [
+        ("如何同步笔记", "sync notes between computers\n同步笔记的方法", ["同步笔记的方法"]),
+        ("Obsidian 同步", "Obsidian vault sync\nObsidian 仓库同步", ["Obsidian 仓库同步"]),
+        ("保管庫の同期", "vault sync\n保管庫を同期する方法", ["保管庫を同期する方法"]),
+        ("синхронизация заметок", "note sync\nсинхронизация файлов", ["синхронизация файлов"]),
+        ("sync notes", "同步笔记\nkeep notes in sync\nсинхронизация", ["keep notes in sync"]),
+        ("Tresor synchronisieren", "Tresor abgleichen\n同步", ["Tresor abgleichen"]),
+    ],
+)
+def test_expansions_in_another_script_are_dropped(
+    query: str, output: str, expected: list[str]
+) -> None:
+    assert parse_expansions(output, query, 2) == expected
+
+
+@pytest.mark.parametrize(
+    ("query", "wanted"),
+    [
+        ("Wie synchronisiere ich meinen Tresor zwischen zwei Rechnern?", "in German"),
+        ("如何在两台电脑之间同步我的仓库？", "in Chinese"),
+        ("how do I sync my vault between two computers?", "in English"),
+        ("x1", "in the language of the query"),  # too short to tell: no guess
+    ],
+)
+def test_the_generator_is_asked_for_the_query_language(query: str, wanted: str) -> None:
+    assert wanted in chat_messages(query, 2)[0]["content"]
+
+
+def test_a_base_model_is_asked_for_a_language_other_than_its_examples() -> None:
+    assert completion_prompt("如何在两台电脑之间同步我的仓库？").endswith(
+        "Alternative search queries in Chinese:\n-"
+    )
+    assert completion_prompt("how do I sync my vault between two computers?").endswith(
+        "Alternative search queries:\n-"
+    )

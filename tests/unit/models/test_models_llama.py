@@ -229,3 +229,17 @@ def test_generator_is_deterministic_and_clean(tiny) -> None:
             assert line == line.strip() and line.casefold() != "cat garden"
             assert line.isprintable() and 2 <= len(line) <= 200
         assert generator.expand("   ", n=2) == [] and generator.expand("x", n=0) == []
+
+
+@pytest.mark.parametrize("chat", [True, False])
+def test_expansion_keeps_the_query_script(tmp_path: Path, chat: bool) -> None:
+    """A generated model that answers every query with one English and two Chinese lines
+    (as small models answer Chinese queries in English, qmd #454/#920)."""
+    from tests.fixtures.tiny_gguf import write_scripted_llama
+
+    lines = ["sync notes between computers", "同步笔记的方法", "两台电脑之间同步"]
+    generator = LlamaGenerator(write_scripted_llama(tmp_path / "s.gguf", lines, chat=chat))
+    assert generator.chat is chat
+    assert generator.expand("如何同步笔记", n=2) == ["同步笔记的方法", "两台电脑之间同步"]
+    assert generator.expand("how do I sync notes", n=2) == ["sync notes between computers"]
+    generator.close()

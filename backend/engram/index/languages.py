@@ -1,0 +1,103 @@
+"""Which languages the vault is written in, and whether the embedding model serves them.
+
+Each note's dominant language (models/language.py) is recorded in `documents.language` by
+`backfill`, which `embed` runs before chunking: identification costs about a millisecond a note
+plus half a second to load its model, too much for `update`'s hot path (a thousand notes a
+second, a one-file update in a tenth of one) but nothing beside embedding. `report` sums the
+recorded languages up for `status`, `doctor`, `init` and `collection add`, estimating from a
+sample of the notes not looked at yet, and names the fix when a meaningful share of the notes is
+in languages the configured embedder does not serve.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engram.models import language, sources
+from engram.store import documents as docs
+from engram.store.db import Database
+
+MEANINGFUL_SHARE = 0.10  # of the notes whose language could be told
+MIN_NOTES = 3  # fewer such notes than this is not a pattern yet
+LANGUAGES_SHOWN = 3
+SAMPLE = 150  # notes not looked at yet that a report identifies (not stored) to estimate
+BATCH = 500
+FIX = (
+    "run `engram models pull multilingual`, set models.embed: multilingual in the config file "
+    "(or ENGRAM_EMBED_MODEL=multilingual), then `engram embed`"
+)
+
+
+def served(embed_spec: str | None) -> frozenset[str] | None:
+    """Languages the embedding model of `embed_spec` serves (ISO codes, or language.EVERY);
+    None when it cannot be told (a model whose name does not say) or embedding is off."""
+    if embed_spec is None:
+        return None
+    built_in = sources.BUILT_IN.get(embed_spec.strip())
+    if built_in is not None:
+        return built_in.serves
+    return language.served_by_name(embed_spec)
+
+
+def backfill(db: Database) -> int:
+    """Identify and record the language of every note that has none yet; return how many."""
+    done = 0
+    while batch := docs.without_language(db.conn, BATCH):
+        found = [(doc_id, language.detect(text)) for doc_id, text in batch]
+        with db.write() as conn:
+            for doc_id, code in found:
+                docs.set_language(conn, doc_id, code)
+        done += len(found)
+    return done
+
+
+def _estimate(conn: Any, counts: dict[str, int]) -> dict[str, int]:
+    """`counts` with the notes not looked at yet replaced by a sample's languages, scaled."""
+    pending = counts.pop("", 0)
+    if not pending:
+        return counts
+    sample = docs.without_language(conn, SAMPLE, spread=True)
+    if not sample:
+        return counts
+    scale = pending / len(sample)
+    seen: dict[str, float] = {}
+    for _, text in sample:
+        code = language.detect(text)
+        seen[code] = seen.get(code, 0.0) + scale
+    for code, n in seen.items():
+        counts[code] = counts.get(code, 0) + round(n)
+    return counts
+
+
+def report(conn: Any, embed_spec: str | None) -> dict[str, Any]:
+    """Notes per language and, when the embedder leaves a meaningful share unserved, `advice`
+    saying so with the command that fixes it (None otherwise). Notes whose language is not
+    recorded yet (`pending`) are estimated from a sample when the answer depends on them."""
+    counts = docs.language_counts(conn)
+    pending = counts.get("", 0)
+    serves = served(embed_spec)
+    if serves is not None and serves != language.EVERY:
+        counts = _estimate(conn, dict(counts))
+    told = {c: n for c, n in counts.items() if c not in ("", language.UNDETERMINED)}
+    total = sum(told.values())
+    unserved = {} if serves is None else language.unserved(told, serves)
+    missing = sum(unserved.values())
+    share = missing / total if total else 0.0
+    advice = None
+    if missing >= MIN_NOTES and share >= MEANINGFUL_SHARE:
+        top = sorted(unserved.items(), key=lambda kv: (-kv[1], kv[0]))[:LANGUAGES_SHOWN]
+        names = ", ".join(language.NAMES.get(c, c) for c, _ in top)
+        more = " and others" if len(unserved) > LANGUAGES_SHOWN else ""
+        model = sources.BUILT_IN[embed_spec].name if embed_spec in sources.BUILT_IN else embed_spec
+        advice = (
+            f"{missing} of {total} notes ({share:.0%}) are in {names}{more}, which the embedding "
+            f"model {model} does not serve (semantic search finds them poorly): {FIX}"
+        )
+    return {
+        "languages": dict(sorted(told.items(), key=lambda kv: (-kv[1], kv[0]))),
+        "undetermined": counts.get(language.UNDETERMINED, 0),
+        "pending": pending,
+        "unserved": missing,
+        "unservedShare": round(share, 3),
+        "advice": advice,
+    }

@@ -1,0 +1,157 @@
+"""Which language and script a text is in, and which languages an embedding model serves.
+
+Cheap enough for every note the indexer stores and every expanded query: the script comes from
+Unicode character names (stdlib), the language from py3langid, a naive Bayes identifier over
+byte n-grams for about 140 languages whose model ships inside the package (no model hub),
+loaded once per process (~0.5 s) on first use. Only a sample of a long text is read.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import unicodedata
+from collections import Counter
+from functools import lru_cache
+from typing import Any
+
+UNDETERMINED = "und"
+EVERY = frozenset({"*"})  # what a multilingual embedder serves: about every written language
+SAMPLE_CHARS = 4000  # language and script of a long note: its first few thousand characters
+MIN_LETTERS = 40  # fewer letters than this (a to-do list, a table of numbers): undetermined
+MIN_CONFIDENCE = 0.5
+QUERY_CONFIDENCE = 0.8  # a query is short: name its language to the generator only when sure
+WIDE_WEIGHT = 3  # one Han / kana / Hangul character carries about as much as 3 Latin letters
+PRINCIPAL_SHARE = 0.25  # a non-Latin script this share of a query's letters makes it its script
+
+# Code, URLs, wiki-link targets and markup say nothing about the language of the prose.
+_NOISE = re.compile(
+    r"```.*?(?:```|\Z)|`[^`\n]*`|https?://\S+|\[\[[^\]|\n]*\|?|\]\]|<[^>\n]*>|\{\{.*?\}\}",
+    re.DOTALL,
+)
+# Scripts whose letters are whole syllables or words (weighed more), and those one family.
+_WIDE = {"Han", "Hangul"}
+_FAMILY = {"Hiragana": "Han", "Katakana": "Han", "Bopomofo": "Han"}
+_NAME_PREFIXES = ("FULLWIDTH ", "HALFWIDTH ", "MATHEMATICAL ")
+_SCRIPT_WORDS = {"CJK": "Han"}
+
+# ISO 639-1 code -> English name, for the languages people most often write notes in; the
+# generator is told the name (models follow "write in German" better than "write in de").
+NAMES = {
+    "ar": "Arabic", "bg": "Bulgarian", "bn": "Bengali", "ca": "Catalan", "cs": "Czech",
+    "da": "Danish", "de": "German", "el": "Greek", "en": "English", "es": "Spanish",
+    "et": "Estonian", "fa": "Persian", "fi": "Finnish", "fr": "French", "he": "Hebrew",
+    "hi": "Hindi", "hr": "Croatian", "hu": "Hungarian", "id": "Indonesian", "it": "Italian",
+    "ja": "Japanese", "ko": "Korean", "lt": "Lithuanian", "lv": "Latvian", "ms": "Malay",
+    "nl": "Dutch", "no": "Norwegian", "pl": "Polish", "pt": "Portuguese", "ro": "Romanian",
+    "ru": "Russian", "sk": "Slovak", "sl": "Slovenian", "sr": "Serbian", "sv": "Swedish",
+    "ta": "Tamil", "th": "Thai", "tr": "Turkish", "uk": "Ukrainian", "ur": "Urdu",
+    "vi": "Vietnamese", "zh": "Chinese",
+}  # fmt: skip
+
+_identifier: Any = None
+_identifier_lock = threading.Lock()
+
+
+@lru_cache(maxsize=8192)
+def _script_of(ch: str) -> str | None:
+    """The Unicode script of a letter, from its name ("CYRILLIC SMALL LETTER A" -> Cyrillic)."""
+    if not ch.isalpha():
+        return None
+    name = unicodedata.name(ch, "")
+    for prefix in _NAME_PREFIXES:
+        name = name.removeprefix(prefix)
+    word = name.split(" ", 1)[0]
+    if not word:
+        return None
+    script = _SCRIPT_WORDS.get(word, word.title())
+    return _FAMILY.get(script, script)
+
+
+def script_counts(text: str) -> Counter[str]:
+    """Letters per script family (Han, kana and bopomofo are one) in a sample of `text`."""
+    counts: Counter[str] = Counter()
+    for ch in text[:SAMPLE_CHARS]:
+        script = _script_of(ch)
+        if script is not None:
+            counts[script] += 1
+    return counts
+
+
+def principal_script(text: str) -> str | None:
+    """The script a short text is written in: a non-Latin script once it has a quarter of the
+    (weighted) letters ("Obsidian 同步" is Han), else Latin; None without letters."""
+    counts = script_counts(text)
+    weighted = {s: n * (WIDE_WEIGHT if s in _WIDE else 1) for s, n in counts.items()}
+    total = sum(weighted.values())
+    if not total:
+        return None
+    others = [(n, s) for s, n in weighted.items() if s != "Latin"]
+    if others:
+        n, script = max(others)
+        if n >= PRINCIPAL_SHARE * total:
+            return script
+    return "Latin" if "Latin" in weighted else max(others)[1]
+
+
+def same_script(query: str, text: str) -> bool:
+    """Whether `text` is written in the script of `query` (either without letters: True)."""
+    wanted, got = principal_script(query), principal_script(text)
+    return wanted is None or got is None or wanted == got
+
+
+def _detector() -> Any:
+    global _identifier
+    with _identifier_lock:
+        if _identifier is None:
+            from py3langid.langid import MODEL_FILE, LanguageIdentifier
+
+            _identifier = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+        return _identifier
+
+
+def _classify(text: str) -> tuple[str, float, int]:
+    """(ISO 639 code, confidence, letters) of the prose in a sample of `text`."""
+    sample = _NOISE.sub(" ", text[: SAMPLE_CHARS * 2])[:SAMPLE_CHARS]
+    letters = sum(1 for ch in sample if ch.isalpha())
+    if letters == 0:
+        return UNDETERMINED, 0.0, 0
+    code, confidence = _detector().classify(sample)
+    return str(code), float(confidence), letters
+
+
+def detect(text: str) -> str:
+    """The dominant language of a note's text as an ISO 639 code, or "und" when it has too
+    little prose to tell (short lists, tables, code)."""
+    code, confidence, letters = _classify(text)
+    if letters < MIN_LETTERS or confidence < MIN_CONFIDENCE:
+        return UNDETERMINED
+    return code
+
+
+def query_language(query: str) -> str | None:
+    """The English name of a query's language when the identifier is sure of it, else None."""
+    code, confidence, _ = _classify(query)
+    return NAMES.get(code) if confidence >= QUERY_CONFIDENCE else None
+
+
+# Embedding models by name: which serve many languages, which English only. A name matching
+# neither is not judged (no advice is better than wrong advice).
+_MULTILINGUAL_NAMES = ("multilingual", "bge-m3", "embeddinggemma", "qwen3", "labse", "xlm", "me5")
+_ENGLISH_NAMES = ("minilm", "-en", "_en", "english", "nomic-embed-text", "mxbai-embed", "gte-")
+
+
+def served_by_name(model_name: str) -> frozenset[str] | None:
+    """Languages an embedding model serves judged by its name: ISO codes (EVERY for a
+    multilingual model), None when the name does not say."""
+    name = model_name.casefold()
+    if any(m in name for m in _MULTILINGUAL_NAMES):
+        return EVERY
+    if any(m in name for m in _ENGLISH_NAMES):
+        return frozenset({"en"})
+    return None
+
+
+def unserved(codes: dict[str, int], serves: frozenset[str]) -> dict[str, int]:
+    """The entries of `codes` (language -> notes) a model serving `serves` does not serve."""
+    return {} if serves == EVERY else {c: n for c, n in codes.items() if c not in serves}

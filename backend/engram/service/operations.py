@@ -1,0 +1,205 @@
+"""Every public name of the facade, classified once (docs/architecture.md has the table).
+
+- OPERATIONS: what a user does to the index or a vault. Each is a read (safe to run again
+  in-process when the daemon dies before answering) or a write (never run twice: the daemon
+  may have done it). Those with a daemon route run in the daemon when one serves this index;
+  `vault` ones only when it serves the vault asked for (the daemon acts on its own vault).
+- LOCAL: operations that belong to the process asking, with the reason.
+- INTERNAL: the facade's own plumbing that the faces and the daemon use to do their job.
+
+A test fails when a public name of `Engram` is in none of these or in two, when a route named
+here is not served, or when an operation with a route has no parity test.
+Standard library only: the CLI reads this before deciding anything.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Effect = Literal["read", "write"]
+
+
+@dataclass(frozen=True)
+class Operation:
+    """One user-visible operation on the index or a vault."""
+
+    name: str  # the Engram method
+    effect: Effect
+    route: str | None = None  # "METHOD /path" when the daemon serves it
+    vault: bool = False  # acts on one vault: through the daemon only when it serves that one
+
+
+def _read(name: str, route: str | None = None, vault: bool = False) -> Operation:
+    return Operation(name, "read", route, vault)
+
+
+def _write(name: str, route: str | None = None, vault: bool = False) -> Operation:
+    return Operation(name, "write", route, vault)
+
+
+OPERATIONS: tuple[Operation, ...] = (
+    # search and documents
+    _read("search", "POST /v1/query"),
+    _read("vsearch", "POST /v1/query"),
+    _read("query_run", "POST /v1/query"),
+    _read("get", "GET /v1/documents"),
+    _read("multi_get"),
+    _read("related_notes"),
+    # the index
+    _read("status"),
+    _read("language_report"),
+    _read("ls"),
+    _read("collection_list"),
+    _read("collection_show"),
+    _read("context_list"),
+    _read("embedding_state"),
+    _read("model_status"),
+    _read("query_stages"),
+    _read("check_links"),
+    _write("update"),
+    _write("embed"),
+    _write("rebuild"),
+    _write("cleanup"),
+    # the graph
+    _read("backlinks"),
+    _read("links"),
+    _read("unresolved"),
+    _read("orphans"),
+    _read("neighbors", "GET /v1/graph/neighbors", vault=True),
+    _read("path"),
+    _read("rank"),
+    _read("themes"),
+    _read("typed_neighbors"),
+    _read("graph_export"),  # with `output`, writes a file outside the index and vaults
+    _write("graph_colours"),
+    # notes
+    _read("note_panel", "GET /v1/notes/metadata", vault=True),
+    _write("note_create", "POST /v1/notes", vault=True),
+    _write("note_edit", "POST /v1/notes/edit", vault=True),
+    _write("note_move", "POST /v1/notes/move", vault=True),
+    _write("note_delete", "POST /v1/notes/delete", vault=True),
+    _write("note_link", "POST /v1/notes/link", vault=True),
+    # memory
+    _read("fact_get", "GET /v1/facts/{id}", vault=True),
+    _read("fact_list"),
+    _read("recent_facts", "GET /v1/facts", vault=True),
+    # recall counts each hit as an access: bookkeeping, so a re-run costs one extra count
+    _read("recall", "POST /v1/recall", vault=True),
+    _read("memory_context", "POST /v1/memory/context", vault=True),
+    _read("deep_search", "POST /v1/memory/deep-search", vault=True),
+    _read("wake"),
+    _write("fact_add", "POST /v1/facts", vault=True),
+    _write("fact_update", "PATCH /v1/facts/{id}", vault=True),
+    _write("fact_archive", "DELETE /v1/facts/{id}", vault=True),
+    _write("fact_from_note", "POST /v1/facts/from-note", vault=True),
+    _write("fact_supersede"),
+    _write("fact_sweep"),
+    _write("daily"),
+    _write("checkpoint"),
+    _write("end_session"),
+    # the raw ledger and reflections
+    _write("ledger_append", "POST /v1/ledger/raw", vault=True),
+    _write("ledger_observe", "POST /v1/ledger/observe", vault=True),
+    _write("ledger_archive"),
+    _write("reflect", "POST /v1/reflect", vault=True),
+    # sync
+    _read("sync_status"),
+    _read("sync_pending"),
+    _read("sync_check"),
+    _read("cloud_search"),
+    _write("sync_now", "POST /v1/sync", vault=True),
+)
+
+LOCAL: dict[str, str] = {
+    "collection_add": "edits the config file, which each process reads when it starts",
+    "collection_remove": "edits the config file",
+    "collection_rename": "edits the config file",
+    "context_add": "edits the config file",
+    "context_rm": "edits the config file",
+    "init_vault": "edits the config file and writes the vault's template",
+    "sync_init": "keeps the Convex token in this user's keyring and edits the config file",
+    "models_list": "this machine's model files",
+    "models_info": "reads a model file of this machine",
+    "models_pull": "downloads into this machine's model cache, with progress on this terminal",
+    "doctor": "checks this process: its Python, its models, its view of the files",
+    "bench": "measures retrieval in this process (latency is what it reports)",
+}
+
+INTERNAL: dict[str, str] = {
+    "settings": "the resolved configuration",
+    "recovered": "writes a crashed process left, settled when the index opened",
+    "db": "the index",
+    "parse_pool": "the parsing workers",
+    "clock": "the time facts are stamped with (tests set it)",
+    "close": "releases the index and the workers",
+    "isolate_parsing": "the daemon parses every note in a worker",
+    "stop_parsing": "the daemon's shutdown",
+    "query": "query_run's results alone (recall's relevance)",
+    "parse": "a query string to a parsed query",
+    "result_from_hit": "a keyword hit to a result",
+    "result_from_vector_hit": "a vector hit to a result",
+    "embedder": "the embedding model, loaded once",
+    "reranker": "the reranker, loaded once",
+    "generator": "the expansion model, loaded once",
+    "model_spec": "a role's configured model",
+    "model_path": "a role's model file",
+    "model_checks": "doctor's model checks",
+    "prepare_default_embedder": "embed's first step",
+    "embed_if_available": "the daemon's index job",
+    "update_changed": "the daemon's index job for reported paths",
+    "expand_changes": "the daemon's watcher: a folder event to the notes it touches",
+    "after_update": "derived work after an update",
+    "require_collection": "a collection by name, or a helpful error",
+    "edit_config": "the one way the config file changes",
+    "context_for": "the contexts of a path",
+    "graph": "the graph service (service/graph.py), which the graph operations hand over to",
+    "graph_files": "graph-index.json, export, typed neighbours, colours (service/graph_files.py)",
+    "ledger": "the raw ledger, observe and the archive (service/ledger.py)",
+    "reflections": "weekly reflections (service/reflect.py); the daemon's weekly check",
+    "notes_collection": "the collection a note write is about",
+    "existing_note": "a note of a collection from human input",
+    "vault_index": "the vault's link index",
+    "vault_collection": "the collection of a vault folder (engram serve --vault)",
+    "vault_name": "the collection of a vault name or folder",
+    "note_path": "a client's note path, refused outside the vault",
+    "note_title": "a note's title (the daemon's active note)",
+    "fact_relevance": "recall's ranking step",
+    "neighbours_for": "memory context's link walk",
+    "sync_engine": "the sync engine (the daemon's sync loop drives it)",
+    "sync_configured": "whether a vault syncs",
+    "keyring_source": "where the Convex token is read (given by the composition root)",
+    "keyring": "the platform keyring, looked up once",
+    "sync_backoff": "the sync client's retry delays (tests shorten them)",
+    "sync_timeout": "the sync client's time limit (tests shorten it)",
+}
+
+
+# Operations with a route that the daemon-backed Engram still runs in-process, and why (the
+# route serves the plugin; these take more than it does). Each is a candidate to send.
+IN_PROCESS: dict[str, str] = {
+    "neighbors": "takes a note name and a direction; the route takes a vault path",
+    "note_create": "writes through this process's journaled writer, as before the daemon",
+    "note_edit": "takes a note name as well as a path; the route takes a vault path",
+    "note_move": "takes a note name as well as a path; the route takes a vault path",
+    "note_delete": "takes a note name as well as a path; the route takes a vault path",
+    "note_link": "takes note names as well as paths; the route takes vault paths",
+    "fact_from_note": "takes any note of the vault by name; the route takes a vault path",
+}
+
+# What discovery.json tells clients the daemon can do beyond the basics, and the operation
+# that provides each (a capability whose operation is missing would be announced falsely).
+CAPABILITIES: dict[str, str] = {
+    "vsearch": "vsearch",
+    "query": "query_run",
+    "recall": "recall",
+    "facts": "fact_add",
+    "graph": "neighbors",
+    "sync": "sync_now",
+    "notes.write": "note_move",
+}
+
+
+def by_name() -> dict[str, Operation]:
+    """The operations by method name."""
+    return {op.name: op for op in OPERATIONS}

@@ -1,0 +1,111 @@
+"""A vault in a language the embedder does not serve is told which model does (issue 17)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from engram import config
+from engram.index import languages
+from engram.service import Engram
+from tests.conftest import write_tree
+
+GERMAN = (
+    "# {n}\n\nObsidian speichert Notizen als reine Markdown-Dateien in einem Ordner, dem "
+    "Tresor. Du kannst ihn zwischen zwei Rechnern synchronisieren und Sicherungen anlegen.\n"
+)
+ENGLISH = (
+    "# {n}\n\nObsidian stores notes as plain Markdown files in a folder, the vault. You can "
+    "sync it between two computers and keep backups of it.\n"
+)
+FIX = "engram models pull multilingual"
+
+
+def vault_of(root: Path, german: int, english: int) -> Path:
+    files = {f"de{i}.md": GERMAN.format(n=f"Notiz {i}") for i in range(german)}
+    files |= {f"en{i}.md": ENGLISH.format(n=f"Note {i}") for i in range(english)}
+    files["todo.md"] = "- [ ] milk\n- [ ] eggs\n"  # too little prose to tell
+    return write_tree(root, files)
+
+
+def facade(embed: str) -> Engram:
+    return Engram(config.resolve({**os.environ, "ENGRAM_EMBED_MODEL": embed}))
+
+
+def test_status_and_doctor_name_the_fix_for_a_german_vault(xdg: dict[str, str], tmp_path: Path):
+    with facade("default") as engram:
+        engram.collection_add(str(vault_of(tmp_path / "v", german=6, english=4)), "notes")
+        engram.update()
+        report = engram.status()["languages"]
+        assert report["languages"] == {"de": 6, "en": 4}
+        assert report["undetermined"] == 1 and report["unserved"] == 6
+        assert "German" in report["advice"] and FIX in report["advice"]
+        check = next(c for c in engram.doctor() if c.name == "note languages")
+        assert check.status == "warn" and FIX in (check.fix or "")
+    with facade("multilingual") as engram:  # the fix: no advice once the model serves them
+        assert engram.status()["languages"]["advice"] is None
+        check = next(c for c in engram.doctor() if c.name == "note languages")
+        assert check.status == "ok"
+
+
+def test_a_few_foreign_notes_are_not_a_pattern(xdg: dict[str, str], tmp_path: Path) -> None:
+    with facade("default") as engram:
+        engram.collection_add(str(vault_of(tmp_path / "v", german=2, english=30)), "notes")
+        engram.update()
+        report = engram.status()["languages"]
+        assert report["unserved"] == 2 and report["advice"] is None
+
+
+def test_embed_records_languages_and_a_changed_note_is_looked_at_again(
+    xdg: dict[str, str], tmp_path: Path, tiny
+) -> None:
+    """`update` stays fast (no identification); `embed` records them; a report made before
+    estimates from a sample of the notes not looked at yet."""
+    vault = vault_of(tmp_path / "v", german=3, english=1)
+    with facade(str(tiny.embed)) as engram:
+        engram.collection_add(str(vault), "notes")
+        engram.update()
+        before = languages.report(engram.db.conn, "default")
+        assert before["pending"] == 5 and before["languages"] == {"de": 3, "en": 1}
+        if not engram.db.vec_available:
+            pytest.skip("sqlite-vec unavailable: embed cannot run")
+        engram.embed()
+        after = engram.status()["languages"]
+        assert after["pending"] == 0 and after["languages"] == {"de": 3, "en": 1}
+        (vault / "en0.md").write_text(GERMAN.format(n="Jetzt deutsch"), encoding="utf-8")
+        engram.update()
+        assert engram.status()["languages"]["pending"] == 1
+        assert languages.backfill(engram.db) == 1
+        assert engram.status()["languages"]["languages"] == {"de": 4}
+
+
+def test_collection_add_suggests_the_multilingual_model(xdg: dict[str, str], tmp_path: Path):
+    vault = vault_of(tmp_path / "v", german=5, english=0)
+    env = {**os.environ, **xdg, "ENGRAM_EMBED_MODEL": "default", "NO_COLOR": "1"}
+    out = subprocess.run(
+        [sys.executable, "-m", "engram", "collection", "add", str(vault), "--name", "notes"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "German" in out.stderr and FIX in out.stderr
+    status = subprocess.run(
+        [sys.executable, "-m", "engram", "status"], env=env, capture_output=True, text=True
+    )
+    assert FIX in status.stdout
+
+
+@pytest.mark.parametrize("embed", ["multilingual", "off"])
+def test_no_advice_when_served_or_semantic_search_is_off(
+    xdg: dict[str, str], tmp_path: Path, embed: str
+) -> None:
+    with facade(embed) as engram:
+        engram.collection_add(str(vault_of(tmp_path / "v", german=5, english=0)), "notes")
+        engram.update()
+        assert engram.status()["languages"]["advice"] is None

@@ -1,0 +1,80 @@
+"""The composition root's one rule for a daemon that stops answering mid-command: a read runs
+again in-process, a write that may have reached the daemon is not run twice."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engram.config import Settings, Vault
+from engram.errors import UnavailableError
+from engram.service.daemon import DaemonEngram, DaemonUnreachable
+
+SETTINGS = Settings(
+    "index",
+    Path("/nonexistent/data"),
+    Path("/nonexistent/cache"),
+    Path("/nonexistent/config"),
+    Path("/nonexistent/config/index.yml"),
+    vaults=(Vault("notes"),),
+    default_vault="notes",
+)
+
+
+class Dying:
+    """A daemon client whose daemon stops before (`sent` False) or after sending."""
+
+    pid, port, collection = 7, 1234, "notes"
+
+    def __init__(self, sent: bool) -> None:
+        self.sent = sent
+        self.asked: list[str] = []
+
+    def request(self, method: str, path: str, body: Any = None, params: Any = None) -> Any:
+        self.asked.append(f"{method} {path}")
+        raise DaemonUnreachable("connection reset", sent=self.sent)
+
+
+class Local:
+    """The in-process Engram, counting what it ran."""
+
+    def __init__(self) -> None:
+        self.ran: list[str] = []
+
+    def fact_get(self, ref: str, vault: str | None = None) -> str:
+        self.ran.append("fact_get")
+        return "local fact"
+
+    def fact_add(self, *args: Any) -> str:
+        self.ran.append("fact_add")
+        return "added here"
+
+    def close(self) -> None:
+        pass
+
+
+def engram(daemon: Dying, local: Local) -> DaemonEngram:
+    return DaemonEngram(lambda: daemon, SETTINGS, lambda: local)  # type: ignore[arg-type,return-value]
+
+
+@pytest.mark.parametrize("sent", [False, True])
+def test_a_read_runs_again_in_process(sent: bool) -> None:
+    daemon, local = Dying(sent), Local()
+    assert engram(daemon, local).fact_get("abc") == "local fact"
+    assert daemon.asked == ["GET /v1/facts/abc"] and local.ran == ["fact_get"]
+
+
+def test_a_write_the_daemon_may_have_done_is_not_run_again() -> None:
+    daemon, local = Dying(sent=True), Local()
+    with pytest.raises(UnavailableError, match="may have been done or not") as err:
+        engram(daemon, local).fact_add("Oat milk on Fridays.")
+    assert daemon.asked == ["POST /v1/facts"] and local.ran == []
+    assert err.value.hint and "before running the command again" in err.value.hint
+
+
+def test_a_write_that_never_left_runs_in_process() -> None:
+    daemon, local = Dying(sent=False), Local()
+    assert engram(daemon, local).fact_add("Oat milk on Fridays.") == "added here"
+    assert local.ran == ["fact_add"]

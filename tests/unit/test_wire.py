@@ -1,0 +1,59 @@
+"""service/wire.py: a search value encoded, sent as JSON and decoded is the value it was."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from engram.search.results import Document, Passage, SearchResult
+from engram.service import wire
+
+text = st.text(max_size=40)
+maybe = st.none() | text
+score = st.floats(0, 1).map(lambda x: round(x, 4))
+pairs = st.lists(st.tuples(st.integers(0, 500), st.integers(0, 500)), max_size=3).map(tuple)
+passage = st.builds(Passage, text, st.integers(1, 999), st.integers(1, 999), score, pairs)
+result = st.builds(
+    SearchResult,
+    docid=text,
+    collection=text,
+    path=text,
+    title=text,
+    score=score,
+    snippet=text,
+    line=st.integers(1, 9999),
+    highlights=pairs,
+    context=maybe,
+    fact_type=maybe,
+    body=maybe,
+    passages=st.lists(passage, max_size=2).map(tuple),
+    explain=st.none() | st.dictionaries(st.text(max_size=5), st.floats(0, 1), max_size=2),
+)
+document = st.builds(
+    Document, text, text, text, text, text, st.integers(1, 99), st.integers(0, 99), maybe, maybe,
+    maybe,
+)  # fmt: skip
+
+
+def over_the_wire(value: object) -> object:
+    return json.loads(json.dumps(wire.to_json(value)))
+
+
+@given(result)
+def test_a_search_result_survives_the_wire(value: SearchResult) -> None:
+    data = over_the_wire(value)
+    assert wire.search_result_from_json(data) == value  # type: ignore[arg-type]
+    assert wire.to_json(wire.search_result_from_json(data)) == data  # type: ignore[arg-type]
+
+
+@given(document)
+def test_a_document_survives_the_wire(value: Document) -> None:
+    data = over_the_wire(value)
+    assert wire.document_from_json(data) == value  # type: ignore[arg-type]
+
+
+@given(st.lists(result, max_size=3))
+def test_lists_encode_item_by_item(values: list[SearchResult]) -> None:
+    assert wire.to_json(values) == [wire.search_result_to_json(v) for v in values]
