@@ -7,8 +7,11 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
+from engram.memory.ledger_raw import AppendResult, Placed
+from engram.memory.observe import ObserveResult
 from engram.search.results import Document, Passage, SearchResult
 from engram.service import wire
+from engram.service.reflect import ReflectResult
 
 text = st.text(max_size=40)
 maybe = st.none() | text
@@ -57,3 +60,26 @@ def test_a_document_survives_the_wire(value: Document) -> None:
 @given(st.lists(result, max_size=3))
 def test_lists_encode_item_by_item(values: list[SearchResult]) -> None:
     assert wire.to_json(values) == [wire.search_result_to_json(v) for v in values]
+
+
+placed = st.builds(Placed, text, st.integers(1, 10**6))
+appended = st.builds(AppendResult, text, st.lists(placed, max_size=3).map(tuple))
+observed = st.builds(
+    ObserveResult,
+    st.dates(),
+    text,
+    st.integers(0, 999),
+    st.integers(0, 999),
+    st.integers(0, 999),
+    st.lists(text, max_size=2).map(tuple),
+)
+reflected = st.builds(ReflectResult, text, text, st.integers(0, 999), st.booleans())
+
+
+@given(appended, observed, reflected)
+def test_ledger_and_reflection_results_survive_the_wire(
+    a: AppendResult, o: ObserveResult, r: ReflectResult
+) -> None:
+    assert wire.append_result_from_json(over_the_wire(a)) == a  # type: ignore[arg-type]
+    assert wire.observe_result_from_json(over_the_wire(o)) == o  # type: ignore[arg-type]
+    assert wire.reflect_result_from_json(over_the_wire(r)) == r  # type: ignore[arg-type]

@@ -37,7 +37,7 @@ def ledger_append(state: State, agent: str, vault: str | None, as_json: bool) ->
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise click.UsageError(f"stdin is not UTF-8 (byte {exc.start})") from None
-    from engram.memory.ledger_raw import decode_lines
+    from engram.service.ledger import decode_lines
 
     result = state.engram.ledger_append(agent, list(decode_lines(text)), vault)
     if as_json:

@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Any
 
 from engram.errors import InvalidInputError
 from engram.memory import archive, dates, ledger, ledger_raw, observe
-from engram.memory.ledger_raw import MAX_LINES, AppendResult
+from engram.memory.ledger_raw import MAX_LINES, AppendResult, decode_lines
 from engram.memory.observe import ObserveResult
 
-__all__ = ["MAX_LINES", "LedgerService", "parse_day"]
+__all__ = ["MAX_LINES", "LedgerService", "decode_lines", "parse_day"]  # the CLI parses with it
 
 if TYPE_CHECKING:
     from engram.service.memory import VaultCtx
