@@ -51,6 +51,10 @@ class Local:
         self.ran.append("fact_add")
         return "added here"
 
+    def ledger_append(self, *args: Any) -> str:
+        self.ran.append("ledger_append")
+        return "appended here"
+
     def close(self) -> None:
         pass
 
@@ -78,3 +82,36 @@ def test_a_write_that_never_left_runs_in_process() -> None:
     daemon, local = Dying(sent=False), Local()
     assert engram(daemon, local).fact_add("Oat milk on Fridays.") == "added here"
     assert local.ran == ["fact_add"]
+
+
+class Recording:
+    """A daemon client that answers with `reply` and keeps what it was sent."""
+
+    pid, port, collection = 7, 1234, "notes"
+
+    def __init__(self, reply: Any) -> None:
+        self.reply = reply
+        self.sent: list[tuple[str, Any]] = []
+
+    def request(self, method: str, path: str, body: Any = None, params: Any = None) -> Any:
+        self.sent.append((f"{method} {path}", body))
+        return self.reply
+
+
+def test_a_recall_by_a_named_agent_is_counted_by_the_daemon() -> None:
+    daemon = Recording({"results": []})
+    assert engram(daemon, Local()).recall("oat milk", agent="claude") == []  # type: ignore[arg-type]
+    assert daemon.sent[0][0] == "POST /v1/recall" and daemon.sent[0][1]["agent"] == "claude"
+
+
+def test_ledger_lines_go_to_the_daemon_only_as_the_route_numbers_them() -> None:
+    reply = {"agent": "bot", "appended": 1, "lines": [{"path": "raw.jsonl", "line": 4}]}
+    daemon, local = Recording(reply), Local()
+    line = {"role": "user", "text": "hi"}
+    got = engram(daemon, local).ledger_append("bot", [(1, line)])  # type: ignore[arg-type]
+    assert got.to_dict() == reply
+    assert daemon.sent == [("POST /v1/ledger/raw", {"agent": "bot", "lines": [line]})]
+    # line 3 of a file whose first two lines were blank: an error must name line 3, so the
+    # call runs here (the route would number it 1)
+    assert engram(daemon, local).ledger_append("bot", [(3, line)]) == "appended here"  # type: ignore[arg-type,comparison-overlap]
+    assert len(daemon.sent) == 1 and local.ran == ["ledger_append"]

@@ -1,7 +1,9 @@
-"""POST /v1/ledger/raw and /v1/ledger/observe on the real aiohttp server."""
+"""POST /v1/ledger/raw, /v1/ledger/observe, /v1/reflect and recall's agent on the real
+aiohttp server."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from pathlib import Path
 from typing import Any
@@ -10,6 +12,7 @@ from aiohttp.test_utils import TestClient
 from server_helpers import AUTH
 
 from engram.service import Engram
+from engram.store import activity
 
 
 async def test_raw_lines_round_trip_and_observe_is_idempotent(
@@ -78,3 +81,15 @@ async def test_reflect_route_writes_once_and_refuses_bad_weeks(
     assert again == {**first, "written": False}
     resp = await client.post("/v1/reflect", headers=AUTH, json={"week": "2025-W53"})
     assert resp.status == 400
+
+
+async def test_a_recall_naming_its_agent_is_counted_by_the_daemon(
+    client: TestClient[Any, Any], indexed: Engram, tiny_vault: Path
+) -> None:
+    indexed.init_vault(str(tiny_vault), name="notes", index=False)
+    for body in ({"q": "pricing", "agent": "claude"}, {"q": "pricing"}):
+        resp = await client.post("/v1/recall", headers=AUTH, json=body)
+        assert resp.status == 200, await resp.text()
+    today = indexed.clock().date()
+    tomorrow = (today + dt.timedelta(days=1)).isoformat()
+    assert activity.recalls(indexed.db.conn, "notes", today.isoformat(), tomorrow) == {"claude": 1}
