@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from engram.cli.graph_cmds import graph
 from engram.cli.main import State, echo_json, pass_state, say
+
+if TYPE_CHECKING:
+    from engram.service.graph_files import ColourPlan
 
 
 def show_typed(
@@ -61,9 +66,9 @@ def graph_colours(state: State, write: bool, vault: str | None, as_json: bool) -
     show_plan(plan, write)
 
 
-def show_plan(plan: object, write: bool) -> None:
+def show_plan(plan: ColourPlan, write: bool) -> None:
     """What `graph colours` added or would add."""
-    data = plan.to_dict()  # type: ignore[attr-defined]
+    data = plan.to_dict()
     if not data["added"]:
         say(f"{data['path']}: all {data['alreadyThere']} colour groups are already there")
         return
