@@ -82,17 +82,29 @@ def normalize(bm25: float) -> float:
 # (docs/benchmarks.md). Small indexes keep every word.
 COMMON_SHARE = 1 / 4
 PRUNE_MIN_DOCS = 1_000
+# A pasted paragraph ranks by its 64 most telling words (repeats x IDF): each word is one more
+# FTS5 sub-select, and past that they no longer change the ranking (ArguAna, ~100 distinct
+# words a query: nDCG@10 0.4944 with 64 against 0.4946 with all, 0.4830 with 32; p50 75 ms
+# against 116 ms).
+MAX_TERMS = 64
 
 
 def prune_common_terms(q: ParsedQuery, total: int, counts: dict[str, int]) -> ParsedQuery:
-    """The query without words too common to help ranking (the rarest is always kept);
-    `counts` maps each word's ranked phrase to its document frequency."""
-    if len(q.terms) < 2 or total < PRUNE_MIN_DOCS:
+    """The query without words too common to help ranking (the rarest is always kept), and a
+    long query cut to its MAX_TERMS most telling words; `counts` maps each word's ranked
+    phrase to its document frequency."""
+    if len(q.terms) < 2:
         return q
     found = {t: counts[f"{TEXT_COLUMNS} : {quote(t)}"] for t in q.terms}
-    keep = tuple(t for t in q.terms if found[t] <= COMMON_SHARE * total)
-    if not keep and not (q.phrases or q.prefixes or q.cjk):
-        keep = (min(q.terms, key=lambda t: found[t]),)
+    keep = q.terms
+    if total >= PRUNE_MIN_DOCS:
+        keep = tuple(t for t in q.terms if found[t] <= COMMON_SHARE * total)
+        if not keep and not (q.phrases or q.prefixes or q.cjk):
+            keep = (min(q.terms, key=lambda t: found[t]),)
+    if len(keep) > MAX_TERMS:
+        weight = {t: q.count(t) * idf(total, found[t]) if found[t] else 0.0 for t in keep}
+        top = set(sorted(keep, key=lambda t: -weight[t])[:MAX_TERMS])
+        keep = tuple(t for t in keep if t in top)
     return replace(q, terms=keep)
 
 
@@ -101,8 +113,10 @@ def search(
 ) -> list[store_search.FtsHit]:
     """Ranked documents for a query (filter-only queries list newest first).
 
-    Scores are BM25 with Lucene's IDF: FTS5 ranks each phrase alone, and its own IDF is swapped
-    for Lucene's through a factor per phrase computed from the same document counts.
+    Scores are BM25 with Lucene's IDF, a word counted as often as the query repeats it (as stock
+    BM25 sums over query tokens: a pasted paragraph is about the words it keeps coming back
+    to). FTS5 ranks each phrase alone; its own IDF is swapped for Lucene's through a factor per
+    phrase computed from the same document counts.
     """
     phrases = ranked_phrases(q)
     if not phrases:
@@ -113,8 +127,9 @@ def search(
     counts = dict(zip(phrases, found, strict=True))
     q = prune_common_terms(q, total, counts)
     kept = set(ranked_phrases(q))
+    repeats = {f"{TEXT_COLUMNS} : {quote(t)}": q.count(t) for t in q.terms}
     weighted = [
-        (p, idf(total, counts[p]) / fts5_idf(total, counts[p]))
+        (p, repeats.get(p, 1) * idf(total, counts[p]) / fts5_idf(total, counts[p]))
         for p in phrases
         if p in kept and counts[p] > 0
     ]
