@@ -146,3 +146,15 @@ def test_repeated_query_words_are_counted_whatever_their_case() -> None:
     q = parse_query("Vitamin vitamin VITAMIN dose")
     assert q.terms == ("Vitamin", "dose")
     assert (q.count("vitamin"), q.count("Vitamin"), q.count("dose")) == (3, 3, 1)
+
+
+def test_seen_is_the_idf_weighted_share_of_query_words_the_index_holds(conn: Any) -> None:
+    """A query in another language than the notes shares few of their words: `seen` says how
+    much of the query the keyword list could use at all (fusion trusts it accordingly)."""
+    _load(conn, [("cat", "dog bird"), ("cat", "dog fish"), ("sun", "moon")])
+    assert bm25.ranked(conn, parse_query("cat dog"), None, False).seen == 1.0
+    assert bm25.ranked(conn, parse_query("zebra okapi"), None, False).seen == 0.0
+    part = bm25.ranked(conn, parse_query("fish zebra"), None, False)
+    absent = bm25.idf(3, 0)
+    assert part.seen == pytest.approx(bm25.idf(3, 1) / (bm25.idf(3, 1) + absent))
+    assert [h.id for h in part.hits] == [2]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from engram.search.query import ParsedQuery
@@ -108,10 +108,25 @@ def prune_common_terms(q: ParsedQuery, total: int, counts: dict[str, int]) -> Pa
     return replace(q, terms=keep)
 
 
+@dataclass(frozen=True)
+class Ranking:
+    """Keyword hits and `seen`, the IDF-weighted share of the query's words the index holds at
+    all: a query in another language than the notes finds few of its words, and a list built
+    from the few it shares (names, numbers) is weak evidence (fusion.keyword_trust)."""
+
+    hits: list[store_search.FtsHit]
+    seen: float = 1.0
+
+
 def search(
     conn: Any, q: ParsedQuery, limit: int | None, with_snippets: bool = True
 ) -> list[store_search.FtsHit]:
-    """Ranked documents for a query (filter-only queries list newest first).
+    """Ranked documents for a query (filter-only queries list newest first)."""
+    return ranked(conn, q, limit, with_snippets).hits
+
+
+def ranked(conn: Any, q: ParsedQuery, limit: int | None, with_snippets: bool = True) -> Ranking:
+    """Ranked documents for a query, with the share of its words the index holds.
 
     Scores are BM25 with Lucene's IDF, a word counted as often as the query repeats it (as stock
     BM25 sums over query tokens: a pasted paragraph is about the words it keeps coming back
@@ -121,10 +136,12 @@ def search(
     phrases = ranked_phrases(q)
     if not phrases:
         if q.filters.is_empty():
-            return []
-        return store_search.filtered(conn, q.filters, limit)
+            return Ranking([])
+        return Ranking(store_search.filtered(conn, q.filters, limit))
     total, found = store_search.term_document_counts(conn, phrases)
     counts = dict(zip(phrases, found, strict=True))
+    weights = [idf(total, n) for n in found]
+    seen = sum(w for w, n in zip(weights, found, strict=True) if n) / sum(weights)
     q = prune_common_terms(q, total, counts)
     kept = set(ranked_phrases(q))
     repeats = {f"{TEXT_COLUMNS} : {quote(t)}": q.count(t) for t in q.terms}
@@ -135,10 +152,10 @@ def search(
     ]
     match = match_expression(q)
     if not weighted or match is None:
-        return []
+        return Ranking([], seen)
     restrict = match if q.phrases or q.excluded else None
     hits = store_search.bm25(conn, weighted, restrict, q.filters, limit)
-    if not with_snippets:
-        return hits
-    marked = store_search.snippets(conn, match, [h.id for h in hits])
-    return [replace(h, snippet=marked.get(h.id, "")) for h in hits]
+    if with_snippets:
+        marked = store_search.snippets(conn, match, [h.id for h in hits])
+        hits = [replace(h, snippet=marked.get(h.id, "")) for h in hits]
+    return Ranking(hits, seen)
