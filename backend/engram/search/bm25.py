@@ -8,9 +8,10 @@ from typing import Any
 
 from engram.search.query import ParsedQuery
 from engram.store import search as store_search
-from engram.store.fts import bigrams, quote
+from engram.store.fts import bigrams, fold, quote
 
-TEXT_COLUMNS = "{title headings props body}"
+# Words match the text columns and `cjk`, which also holds folded spellings (store/fts.py)
+TEXT_COLUMNS = "{title headings props body cjk}"
 
 
 def match_expression(q: ParsedQuery) -> str | None:
@@ -19,6 +20,7 @@ def match_expression(q: ParsedQuery) -> str | None:
     Every piece of user text is a quoted FTS5 string, so no input is a syntax error.
     """
     positives = [quote(t) for t in q.terms]
+    positives += [quote(f) for f in folded(q)]
     positives += [quote(p) + "*" for p in q.prefixes]
     positives += [quote(p) for p in q.phrases]
     alternatives = []
@@ -44,11 +46,17 @@ def ranked_phrases(q: ParsedQuery) -> list[str]:
     """The FTS5 expressions of everything a query ranks by, one phrase each: words, prefixes
     and phrases over the text columns, CJK bigrams over the cjk column."""
     out = [f"{TEXT_COLUMNS} : {quote(t)}" for t in q.terms]
+    out += [f"cjk : {quote(f)}" for f in folded(q)]
     out += [f"{TEXT_COLUMNS} : {quote(p)}*" for p in q.prefixes]
     out += [f"{TEXT_COLUMNS} : {quote(p)}" for p in q.phrases]
     for run in q.cjk:
         out += [f"cjk : {quote(g)}" + ("*" if len(run) == 1 else "") for g in bigrams(run)]
     return list(dict.fromkeys(out))
+
+
+def folded(q: ParsedQuery) -> list[str]:
+    """The plain spelling of each query word that has one (كِتَاب, Москва with ё, Łódź)."""
+    return [f for f in map(fold, q.terms) if f]
 
 
 def idf(n_docs: int, n_hit: int) -> float:
