@@ -29,8 +29,22 @@ _ARABIC_MARKS = re.compile(f"[{_MARKS}]")
 WORD = re.compile(f"[\\w{_MARKS}\u0300-\u036f]+")  # \w leaves out combining marks
 _ARABIC_ARTICLE = re.compile("^(?:[وفبك]?ال|لل)(?=..)")
 _FOLD = str.maketrans(
-    {"أ": "ا", "إ": "ا", "آ": "ا", "ٱ": "ا", "ё": "е", "ß": "ss", "ł": "l", "đ": "d",
-     "ø": "o", "æ": "ae", "œ": "oe", "ı": "i", "þ": "th", "ð": "d"}
+    {
+        "أ": "ا",
+        "إ": "ا",
+        "آ": "ا",
+        "ٱ": "ا",
+        "ё": "е",
+        "ß": "ss",
+        "ł": "l",
+        "đ": "d",
+        "ø": "o",
+        "æ": "ae",
+        "œ": "oe",
+        "ı": "i",
+        "þ": "th",
+        "ð": "d",
+    }
 )
 
 
