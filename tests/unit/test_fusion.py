@@ -111,7 +111,7 @@ def test_tied_scores_share_a_rank() -> None:
 
 
 @pytest.mark.parametrize(
-    ("seen", "trust"), [(0.0, 0.0), (0.7, 0.0), (0.8, 0.5), (0.9, 1.0), (1.0, 1.0)]
+    ("seen", "trust"), [(0.0, 0.0), (0.4, 0.0), (0.6, 0.5), (0.8, 1.0), (1.0, 1.0)]
 )
 def test_keyword_trust_rises_with_the_share_of_query_words_the_index_holds(
     seen: float, trust: float
