@@ -125,6 +125,9 @@ def run(
                 )
             )
     stages["vector"] = "ran" if embed is not None else "off"
+    if not any(lst.keys for lst in lists if lst.name.startswith("vec:")):
+        # no vector list to lean on instead: a weak keyword list is still the only ranking
+        lists = [replace(lst, trust=1.0) for lst in lists]
     fused = fusion.rrf(lists)
     top = fusion.max_rrf(lists)
     scores = {lst.name: dict(zip(lst.keys, lst.scores, strict=True)) for lst in lists}
