@@ -40,10 +40,17 @@ BENCH_CACHE = (
     / "engram"
     / "bench"
 )
+# ../shared/bench beside the checkout (or beside the folder of worktrees a checkout is in)
+SHARED = next(
+    (p / "shared" / "bench" for p in ROOT.parents[:2] if (p / "shared" / "bench").is_dir()),
+    ROOT.parent / "shared" / "bench",
+)
 SETS = {
-    "scifact": ROOT.parent / "shared" / "bench" / "scifact",
+    "scifact": SHARED / "scifact",
     "arguana": BENCH_CACHE / "arguana",
     "nfcorpus": BENCH_CACHE / "nfcorpus",
+    "xling-de": SHARED / "xling-de",
+    "xling-zh": SHARED / "xling-zh",
 }
 # Sets whose queries are corpus documents, scored without the query's own document.
 SELF_EXCLUDED = {"arguana"}

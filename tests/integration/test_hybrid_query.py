@@ -139,6 +139,12 @@ def test_degrades_to_keyword_search_without_models(
     }
     assert len(run.notices) == 1 and "keyword search only" in run.notices[0]
     assert [r.path for r in run.results] == [r.path for r in e.search("pricing decision")]
+    # words the notes lack make the keyword list untrusted next to a vector list; alone it
+    # still ranks (fusion.keyword_trust applies only when there is a vector list to lean on)
+    unknown = "pricing zorblaxian quuxified frobnicating"
+    weak = e.query(unknown)
+    assert weak and [r.path for r in weak] == [r.path for r in e.search(unknown)]
+    assert all(r.score > 0 for r in weak)
     with_chunks = e.query("pricing decision", chunks=True)
     assert all(r.passages and r.passages[0].line == r.line for r in with_chunks)
 

@@ -64,7 +64,8 @@ def _load(conn: Any, docs: list[tuple[str, str]]) -> None:
 
 
 def _expected(docs: list[tuple[str, str]], words: list[str]) -> dict[int, float]:
-    """BM25 computed from scratch: Lucene's IDF, FTS5's column weights and length norm."""
+    """BM25 computed from scratch: Lucene's IDF, FTS5's column weights and length norm; a word
+    written n times in the query counts n times (as stock BM25 sums over query tokens)."""
     w_title, w_body = DEFAULT_WEIGHTS[0], DEFAULT_WEIGHTS[3]
     lengths = [len(t.split()) + len(b.split()) for t, b in docs]
     avgdl = sum(lengths) / len(docs)
@@ -78,7 +79,8 @@ def _expected(docs: list[tuple[str, str]], words: list[str]) -> dict[int, float]
             f = w_title * t.split().count(word) + w_body * b.split().count(word)
             if f:
                 norm = K1 * (1 - B + B * lengths[i - 1] / avgdl)
-                out[i] = out.get(i, 0.0) + idf * f * (K1 + 1) / (f + norm)
+                qtf = words.count(word)
+                out[i] = out.get(i, 0.0) + qtf * idf * f * (K1 + 1) / (f + norm)
     return out
 
 
@@ -122,3 +124,37 @@ def test_filters_select_documents_without_changing_scores(conn: Any, words: str)
     every = {h.id: h.bm25 for h in bm25.search(conn, parse_query(words), None, False)}
     only = bm25.search(conn, parse_query(f"{words} path:2"), None, False)
     assert [(h.id, h.bm25) for h in only] == [(2, every[2])]
+
+
+def test_a_long_query_keeps_its_most_telling_words() -> None:
+    """Past MAX_TERMS words, the rarest and most repeated stay (weight: repeats x IDF)."""
+    n = bm25.MAX_TERMS + 10
+    words = [f"w{i}" for i in range(n)]
+    # w0 is the most common word but written 30 times: 30 x its IDF beats any single rare word
+    q = parse_query(" ".join(words + ["w0"] * 29))
+    counts = {f"{bm25.TEXT_COLUMNS} : {bm25.quote(w)}": 1 + i for i, w in enumerate(words)}
+    counts[f"{bm25.TEXT_COLUMNS} : {bm25.quote('w0')}"] = 200
+    kept = bm25.prune_common_terms(q, 100_000, counts).terms
+    assert len(kept) == bm25.MAX_TERMS
+    assert "w0" in kept
+    assert set(kept) == {"w0", *words[1 : bm25.MAX_TERMS]}  # the rarest of the others
+    short = parse_query(" ".join(words[:5]))
+    assert bm25.prune_common_terms(short, 100_000, counts).terms == short.terms
+
+
+def test_repeated_query_words_are_counted_whatever_their_case() -> None:
+    q = parse_query("Vitamin vitamin VITAMIN dose")
+    assert q.terms == ("Vitamin", "dose")
+    assert (q.count("vitamin"), q.count("Vitamin"), q.count("dose")) == (3, 3, 1)
+
+
+def test_seen_is_the_idf_weighted_share_of_query_words_the_index_holds(conn: Any) -> None:
+    """A query in another language than the notes shares few of their words: `seen` says how
+    much of the query the keyword list could use at all (fusion trusts it accordingly)."""
+    _load(conn, [("cat", "dog bird"), ("cat", "dog fish"), ("sun", "moon")])
+    assert bm25.ranked(conn, parse_query("cat dog"), None, False).seen == 1.0
+    assert bm25.ranked(conn, parse_query("zebra okapi"), None, False).seen == 0.0
+    part = bm25.ranked(conn, parse_query("fish zebra"), None, False)
+    absent = bm25.idf(3, 0)
+    assert part.seen == pytest.approx(bm25.idf(3, 1) / (bm25.idf(3, 1) + absent))
+    assert [h.id for h in part.hits] == [2]

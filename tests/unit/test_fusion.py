@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from engram.search.evaluate import ndcg_at
 from engram.search.fusion import (
+    SEEN_UNTRUSTED,
     RankedList,
     blend,
+    keyword_trust,
     max_rrf,
     retrieval_weight,
     rrf,
@@ -103,3 +108,54 @@ def test_tied_scores_share_a_rank() -> None:
     assert fused["a"].score == fused["b"].score
     assert dict(fused["b"].ranks) == {"bm25": 1} and dict(fused["d"].ranks) == {"bm25": 3}
     assert fused["c"].bonus == fused["d"].bonus == 0.02
+
+
+@pytest.mark.parametrize(
+    ("seen", "trust"), [(0.0, 0.0), (0.4, 0.0), (0.6, 0.5), (0.8, 1.0), (1.0, 1.0)]
+)
+def test_keyword_trust_rises_with_the_share_of_query_words_the_index_holds(
+    seen: float, trust: float
+) -> None:
+    assert keyword_trust(seen) == pytest.approx(trust)
+
+
+def _ndcg(keys: list[str], relevant: set[str]) -> float:
+    return ndcg_at(keys, dict.fromkeys(relevant, 1), 10)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    good=st.permutations([f"d{i}" for i in range(30)]),
+    noise=st.lists(st.sampled_from([f"d{i}" for i in range(40)]), unique=True, max_size=30),
+    relevant=st.sets(st.sampled_from([f"d{i}" for i in range(40)]), min_size=1, max_size=5),
+    seen=st.floats(0.0, SEEN_UNTRUSTED),
+)
+def test_an_untrusted_keyword_list_never_costs_the_vector_list_anything(
+    good: list[str], noise: list[str], relevant: set[str], seen: float
+) -> None:
+    """Whatever a keyword list from a query the index barely knows ranks, the fused list scores
+    exactly as well as the vector list alone (the xling failure: its #1 took the bonus)."""
+    lists = [
+        RankedList("bm25", 2.0, tuple(noise), trust=keyword_trust(seen)),
+        RankedList("vec", 2.0, tuple(good)),
+    ]
+    fused = [f.key for f in rrf(lists)]
+    assert _ndcg(fused, relevant) == _ndcg(good, relevant)
+    assert fused[: len(good)] == good
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    docs=st.permutations([f"d{i}" for i in range(20)]),
+    trust=st.floats(0.0, 1.0),
+)
+def test_a_list_trusted_less_never_gains_places(docs: list[str], trust: float) -> None:
+    """Lowering a list's trust never lifts its first document (last in the other list)."""
+    other = tuple(reversed(docs))
+    full = [f.key for f in rrf([RankedList("a", 2.0, tuple(docs)), RankedList("b", 2.0, other)])]
+    less = [
+        f.key
+        for f in rrf([RankedList("a", 2.0, tuple(docs), trust=trust), RankedList("b", 2.0, other)])
+    ]
+    top_a = docs[0]
+    assert less.index(top_a) >= full.index(top_a)

@@ -77,10 +77,10 @@ def run(
     depth = max(limit or 0, candidate_limit, 50)
     stages: dict[str, str] = {}
     notices: list[str] = []
-    first = bm25.search(conn, q, depth, with_snippets=False)
+    first = bm25.ranked(conn, q, depth, with_snippets=False)
     variants = [("original", q, ORIGINAL_WEIGHT)]
     expansions: tuple[str, ...] = ()
-    raw = [-h.bm25 for h in first]
+    raw = [-h.bm25 for h in first.hits]
     if expand is None:
         stages["expansion"] = "off (no generator model)"
     elif fusion.strong_top_hit(raw, SKIP_MIN_TOP, SKIP_MIN_RATIO):
@@ -100,12 +100,16 @@ def run(
     bm25_hits: dict[int, FtsHit] = {}
     vec_hits: dict[int, vector_search.VectorHit] = {}
     for name, variant, weight in variants:
-        hits = first if name == "original" else bm25.search(conn, variant, depth, False)
-        for h in hits:
+        kw = first if name == "original" else bm25.ranked(conn, variant, depth, False)
+        for h in kw.hits:
             bm25_hits.setdefault(h.id, h)
         lists.append(
             fusion.RankedList(
-                f"bm25:{name}", weight, tuple(str(h.id) for h in hits), tuple(-h.bm25 for h in hits)
+                f"bm25:{name}",
+                weight,
+                tuple(str(h.id) for h in kw.hits),
+                tuple(-h.bm25 for h in kw.hits),
+                fusion.keyword_trust(kw.seen),
             )
         )
         if embed is not None and index is not None and variant.text.strip():
@@ -121,6 +125,9 @@ def run(
                 )
             )
     stages["vector"] = "ran" if embed is not None else "off"
+    if not any(lst.keys for lst in lists if lst.name.startswith("vec:")):
+        # no vector list to lean on instead: a weak keyword list is still the only ranking
+        lists = [replace(lst, trust=1.0) for lst in lists]
     fused = fusion.rrf(lists)
     top = fusion.max_rrf(lists)
     scores = {lst.name: dict(zip(lst.keys, lst.scores, strict=True)) for lst in lists}

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from engram.store.filters import Filters
@@ -187,6 +189,13 @@ class ParsedQuery:
     cjk: tuple[str, ...] = ()
     filters: Filters = field(default_factory=Filters)
     text: str = ""  # the words without operators or filters: what a model embeds
+    # how often each ranked word (lowercased) was written, when more than once: a word a
+    # pasted paragraph keeps coming back to is what it is about
+    counts: Mapping[str, int] = field(default_factory=dict)
+
+    def count(self, term: str) -> int:
+        """How many times the query holds `term` (1 unless repeated)."""
+        return self.counts.get(term.lower(), 1)
 
     @property
     def has_terms(self) -> bool:
@@ -256,6 +265,7 @@ def parse_query(raw: str) -> ParsedQuery:
     content_terms = [t for t in terms if t.lower() not in STOPWORDS]
     if content_terms or prefixes or phrases or cjk:
         terms = content_terms
+    repeats = Counter(t.lower() for t in terms)
     return ParsedQuery(
         terms=tuple(_dedupe(terms)),
         prefixes=tuple(_dedupe(prefixes)),
@@ -271,6 +281,7 @@ def parse_query(raw: str) -> ParsedQuery:
             before=before,
         ),
         text=" ".join(free),
+        counts={t: n for t, n in repeats.items() if n > 1},
     )
 
 

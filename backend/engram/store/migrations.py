@@ -348,6 +348,22 @@ def m012_recall_log(conn: Any) -> None:
     )
 
 
+def m013_folded_forms(conn: Any) -> None:
+    """Recompute the `cjk` column, which now also cuts Thai, Lao, Khmer and Myanmar into
+    bigrams and holds folded spellings (store/fts.py), for notes indexed before."""
+    from engram.store.fts import cjk_column
+
+    rows = conn.execute(
+        "SELECT f.rowid, d.title, f.body FROM documents_fts f JOIN documents d ON d.id = f.rowid"
+    ).fetchall()
+    for rowid, title, body in rows:
+        if not (title or "").isascii() or not (body or "").isascii():
+            conn.execute(
+                "UPDATE documents_fts SET cjk = ? WHERE rowid = ?",
+                (cjk_column(title or "", body or ""), rowid),
+            )
+
+
 MIGRATIONS: list[Callable[[Any], None]] = [
     m001_documents,
     m002_chunks,
@@ -361,6 +377,7 @@ MIGRATIONS: list[Callable[[Any], None]] = [
     m010_document_seq,
     m011_document_language,
     m012_recall_log,
+    m013_folded_forms,
 ]
 
 
