@@ -9,15 +9,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from engram.service.collections import CollectionsService
 from engram.service.deep import DeepSearchMixin
 from engram.service.graph import GraphService
-from engram.service.live import LiveMixin
+from engram.service.live import LiveService
 from engram.service.notes_move import NoteMoveMixin
 from engram.service.panel import PanelMixin
 from engram.service.rebuild import RebuildMixin
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable
+    from pathlib import Path
+    from typing import Any
 
     from engram.config import Settings
     from engram.graph.results import (
@@ -32,9 +35,10 @@ if TYPE_CHECKING:
     from engram.index import indexer
     from engram.models.protocols import Embedder
     from engram.secrets import KeyringLike
+    from engram.service.collections import ContextEntry
 
 
-class Engram(NoteMoveMixin, LiveMixin, PanelMixin, DeepSearchMixin, RebuildMixin):
+class Engram(NoteMoveMixin, PanelMixin, DeepSearchMixin, RebuildMixin):
     """Engram's operations over one index; the composition root builds it from Settings."""
 
     def __init__(
@@ -45,6 +49,8 @@ class Engram(NoteMoveMixin, LiveMixin, PanelMixin, DeepSearchMixin, RebuildMixin
     ) -> None:
         super().__init__(settings, embedder, keyring_source)
         self.graph = GraphService(self, self.search)
+        self._collections = CollectionsService(self)
+        self._live = LiveService(self, self._collections, self.update)
 
     def after_update(
         self,
@@ -55,6 +61,74 @@ class Engram(NoteMoveMixin, LiveMixin, PanelMixin, DeepSearchMixin, RebuildMixin
         """Derived work once files are indexed: the mixins' part, then the links resolved."""
         super().after_update(report, specs, only_paths)
         self.graph.resolve_links(specs)
+
+    # -- collections and contexts (service/collections.py) ---------------------------------
+
+    def collection_add(
+        self,
+        path: str,
+        name: str | None = None,
+        mask: str | None = None,
+        ignore: tuple[str, ...] = (),
+    ) -> dict[str, Any]:
+        """Register a folder as a collection (not yet indexed: call update)."""
+        return self._collections.collection_add(path, name, mask, ignore)
+
+    def collection_list(self) -> list[dict[str, Any]]:
+        """Every collection with its document count."""
+        return self._collections.collection_list()
+
+    def collection_show(self, name: str) -> dict[str, Any]:
+        """One collection's settings, contexts and counts."""
+        return self._collections.collection_show(name)
+
+    def collection_remove(self, name: str) -> int:
+        """Forget a collection and drop its documents from the index; return how many."""
+        return self._collections.collection_remove(name)
+
+    def collection_rename(self, old: str, new: str) -> None:
+        """Rename a collection in the config and the index."""
+        self._collections.collection_rename(old, new)
+
+    def ls(self, target: str | None = None) -> list[dict[str, Any]]:
+        """Collections, or the indexed files under `collection[/path]`."""
+        return self._collections.ls(target)
+
+    def context_add(self, target: str, text: str) -> ContextEntry:
+        """Attach a description to everything under a target (a path, engram:// URI or /)."""
+        return self._collections.context_add(target, text)
+
+    def context_list(self) -> list[ContextEntry]:
+        """Every context, global first."""
+        return self._collections.context_list()
+
+    def context_rm(self, target: str) -> None:
+        """Remove the context set on a target."""
+        self._collections.context_rm(target)
+
+    # -- what the daemon needs: its vault, safe note paths, changed files (service/live.py) --
+
+    def vault_collection(self, folder: str | Path) -> str:
+        """The collection rooted at `folder`; added (named after the folder) when there is none."""
+        return self._live.vault_collection(folder)
+
+    def note_path(self, collection: str, path: str) -> str:
+        """A collection-relative note path, normalized; anything leaving the folder is refused."""
+        return self._live.note_path(collection, path)
+
+    def note_title(self, collection: str, rel: str) -> str:
+        """A note's title as the index has it, else its file name."""
+        return self._live.note_title(collection, rel)
+
+    def update_changed(
+        self, collection: str, rels: Iterable[str], progress: indexer.Progress | None = None
+    ) -> indexer.UpdateReport:
+        """Index what changed at these paths (the watcher's and the plugin's reindex call)."""
+        return self._live.update_changed(collection, rels, progress)
+
+    def expand_changes(self, collection: str, rels: Iterable[str]) -> set[str]:
+        """The vault files to look at again for changed paths (a folder: what it holds)."""
+        return self._live.expand_changes(collection, rels)
 
     # -- the graph (service/graph.py) ------------------------------------------------------
 

@@ -113,6 +113,7 @@ LOCAL: dict[str, str] = {
     "models_list": "this machine's model files",
     "models_info": "reads a model file of this machine",
     "models_pull": "downloads into this machine's model cache, with progress on this terminal",
+    "language_report": "the index's languages and the model advice `collection add` prints",
     "doctor": "checks this process: its Python, its models, its view of the files",
     "bench": "measures retrieval in this process (latency is what it reports)",
 }
