@@ -10,12 +10,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from engram.service.collections import CollectionsService
-from engram.service.deep import DeepSearchMixin
+from engram.service.deep import DeepSearchService
 from engram.service.graph import GraphService
 from engram.service.live import LiveService
 from engram.service.notes_move import NoteMoveMixin
-from engram.service.panel import PanelMixin
-from engram.service.rebuild import RebuildMixin
+from engram.service.panel import PanelService
+from engram.service.rebuild import RebuildService
+from engram.service.sync import SyncMixin
+from engram.service.upkeep import UpkeepMixin
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -36,9 +38,11 @@ if TYPE_CHECKING:
     from engram.models.protocols import Embedder
     from engram.secrets import KeyringLike
     from engram.service.collections import ContextEntry
+    from engram.service.deep import DeepSearchResult
+    from engram.service.rebuild import Progress, RebuildReport
 
 
-class Engram(NoteMoveMixin, PanelMixin, DeepSearchMixin, RebuildMixin):
+class Engram(NoteMoveMixin, SyncMixin, UpkeepMixin):
     """Engram's operations over one index; the composition root builds it from Settings."""
 
     def __init__(
@@ -51,6 +55,20 @@ class Engram(NoteMoveMixin, PanelMixin, DeepSearchMixin, RebuildMixin):
         self.graph = GraphService(self, self.search)
         self._collections = CollectionsService(self)
         self._live = LiveService(self, self._collections, self.update)
+        self._panel = PanelService(self, self.fact_get, self.related_notes)
+        self._deep = DeepSearchService(self.recall, self.sync_configured, self.cloud_search)
+        self._rebuild = RebuildService(self, self._engram_for, self._forget_caches)
+
+    def _engram_for(self, settings: Settings) -> Engram:
+        """A facade over other settings with this one's models and clock (rebuild's builder)."""
+        other = type(self)(settings, embedder=self._embedder)
+        other.clock = self.clock
+        return other
+
+    def _forget_caches(self) -> None:
+        """Drop what this process keeps of the index file (it was replaced)."""
+        self._vindex = None
+        self.graph.forget()
 
     def after_update(
         self,
@@ -129,6 +147,26 @@ class Engram(NoteMoveMixin, PanelMixin, DeepSearchMixin, RebuildMixin):
     def expand_changes(self, collection: str, rels: Iterable[str]) -> set[str]:
         """The vault files to look at again for changed paths (a folder: what it holds)."""
         return self._live.expand_changes(collection, rels)
+
+    # -- the note panel (service/panel.py) and deep search (service/deep.py) ----------------
+
+    def note_panel(self, collection: str, rel: str) -> dict[str, Any]:
+        """What the fact panel shows for a note (properties, fact, backlinks, related, coverage)."""
+        return self._panel.note_panel(collection, rel)
+
+    def deep_search(self, query: str, n: int = 10, vault: str | None = None) -> DeepSearchResult:
+        """Facts and notes by local recall, fused with Convex's facts when sync is configured."""
+        return self._deep.deep_search(query, n, vault)
+
+    def vault_name(self, vault: str | None = None) -> str:
+        """The collection of the vault memory calls act on (a name, a folder, or the default)."""
+        return self._vault(vault).name
+
+    # -- rebuilding the index (service/rebuild.py) -----------------------------------------
+
+    def rebuild(self, progress: Progress | None = None) -> RebuildReport:
+        """Make every derived table again from the files in a new index file and swap it in."""
+        return self._rebuild.rebuild(progress)
 
     # -- the graph (service/graph.py) ------------------------------------------------------
 
