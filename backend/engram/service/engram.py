@@ -13,14 +13,16 @@ from engram.service.collections import CollectionsService
 from engram.service.deep import DeepSearchService
 from engram.service.graph import GraphService
 from engram.service.live import LiveService
-from engram.service.notes_move import NoteMoveMixin
+from engram.service.notes import DEFAULT_SECTION, NoteWriter
+from engram.service.notes_base import NoteAccess
+from engram.service.notes_move import NoteMover
 from engram.service.panel import PanelService
 from engram.service.rebuild import RebuildService
 from engram.service.sync import SyncMixin
 from engram.service.upkeep import UpkeepMixin
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable, Iterable, Mapping
     from pathlib import Path
     from typing import Any
 
@@ -40,9 +42,10 @@ if TYPE_CHECKING:
     from engram.service.collections import ContextEntry
     from engram.service.deep import DeepSearchResult
     from engram.service.rebuild import Progress, RebuildReport
+    from engram.vault.changes import NoteChange
 
 
-class Engram(NoteMoveMixin, SyncMixin, UpkeepMixin):
+class Engram(SyncMixin, UpkeepMixin):
     """Engram's operations over one index; the composition root builds it from Settings."""
 
     def __init__(
@@ -57,6 +60,9 @@ class Engram(NoteMoveMixin, SyncMixin, UpkeepMixin):
         self._live = LiveService(self, self._collections, self.update)
         self._panel = PanelService(self, self.fact_get, self.related_notes)
         self._deep = DeepSearchService(self.recall, self.sync_configured, self.cloud_search)
+        notes = NoteAccess(self, self.graph, self.update)
+        self._note_writer = NoteWriter(self, notes)
+        self._note_mover = NoteMover(self, notes, self.update)
         self._rebuild = RebuildService(self, self._engram_for, self._forget_caches)
 
     def _engram_for(self, settings: Settings) -> Engram:
@@ -161,6 +167,115 @@ class Engram(NoteMoveMixin, SyncMixin, UpkeepMixin):
     def vault_name(self, vault: str | None = None) -> str:
         """The collection of the vault memory calls act on (a name, a folder, or the default)."""
         return self._vault(vault).name
+
+    # -- writing notes (service/notes.py, service/notes_move.py) ---------------------------
+
+    def note_create(
+        self,
+        path: str | None = None,
+        *,
+        title: str | None = None,
+        body: str = "",
+        frontmatter: Mapping[str, Any] | None = None,
+        folder: str | None = None,
+        dry_run: bool = False,
+        collection: str | None = None,
+    ) -> NoteChange:
+        """Create a note; an existing file is never overwritten."""
+        return self._note_writer.note_create(
+            path,
+            title=title,
+            body=body,
+            frontmatter=frontmatter,
+            folder=folder,
+            dry_run=dry_run,
+            collection=collection,
+        )
+
+    def note_edit(
+        self,
+        note: str,
+        *,
+        append: str | None = None,
+        prepend: str | None = None,
+        heading: str | None = None,
+        section: str | None = None,
+        find: str | None = None,
+        replace: str | None = None,
+        regex: bool = False,
+        count: int = 0,
+        properties: Mapping[str, Any] | None = None,
+        remove_properties: Iterable[str] = (),
+        expected_hash: str | None = None,
+        dry_run: bool = False,
+        collection: str | None = None,
+    ) -> NoteChange:
+        """Edit a note: properties, find/replace, a section, prepend/append (service/notes.py)."""
+        return self._note_writer.note_edit(
+            note,
+            append=append,
+            prepend=prepend,
+            heading=heading,
+            section=section,
+            find=find,
+            replace=replace,
+            regex=regex,
+            count=count,
+            properties=properties,
+            remove_properties=remove_properties,
+            expected_hash=expected_hash,
+            dry_run=dry_run,
+            collection=collection,
+        )
+
+    def note_link(
+        self,
+        source: str,
+        target: str,
+        *,
+        section: str = DEFAULT_SECTION,
+        display: str | None = None,
+        expected_hash: str | None = None,
+        dry_run: bool = False,
+        collection: str | None = None,
+    ) -> NoteChange:
+        """Add `- [[target]]` at the end of `section` in `source`, unless it links there already."""
+        return self._note_writer.note_link(
+            source,
+            target,
+            section=section,
+            display=display,
+            expected_hash=expected_hash,
+            dry_run=dry_run,
+            collection=collection,
+        )
+
+    def note_delete(
+        self,
+        note: str,
+        *,
+        expected_hash: str | None = None,
+        dry_run: bool = False,
+        collection: str | None = None,
+    ) -> NoteChange:
+        """Move a note to the vault's `.trash/` folder, as Obsidian does."""
+        return self._note_writer.note_delete(
+            note, expected_hash=expected_hash, dry_run=dry_run, collection=collection
+        )
+
+    def note_move(
+        self,
+        note: str,
+        new_path: str,
+        *,
+        expected_hash: str | None = None,
+        dry_run: bool = False,
+        collection: str | None = None,
+    ) -> NoteChange:
+        """Move or rename a note and rewrite every link to it, all at once."""
+        return self._note_mover.note_move(
+            note, new_path, expected_hash=expected_hash, dry_run=dry_run, collection=collection
+        )
 
     # -- rebuilding the index (service/rebuild.py) -----------------------------------------
 
