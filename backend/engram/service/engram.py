@@ -13,13 +13,14 @@ from engram.service.collections import CollectionsService
 from engram.service.deep import DeepSearchService
 from engram.service.graph import GraphService
 from engram.service.live import LiveService
+from engram.service.model_health import ModelHealthMixin
 from engram.service.notes import DEFAULT_SECTION, NoteWriter
 from engram.service.notes_base import NoteAccess
 from engram.service.notes_move import NoteMover
 from engram.service.panel import PanelService
 from engram.service.rebuild import RebuildService
 from engram.service.sync import SyncMixin
-from engram.service.upkeep import UpkeepMixin
+from engram.service.upkeep import UpkeepService
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
@@ -40,12 +41,13 @@ if TYPE_CHECKING:
     from engram.models.protocols import Embedder
     from engram.secrets import KeyringLike
     from engram.service.collections import ContextEntry
+    from engram.service.core import Check
     from engram.service.deep import DeepSearchResult
     from engram.service.rebuild import Progress, RebuildReport
     from engram.vault.changes import NoteChange
 
 
-class Engram(SyncMixin, UpkeepMixin):
+class Engram(SyncMixin, ModelHealthMixin):
     """Engram's operations over one index; the composition root builds it from Settings."""
 
     def __init__(
@@ -63,6 +65,7 @@ class Engram(SyncMixin, UpkeepMixin):
         notes = NoteAccess(self, self.graph, self.update)
         self._note_writer = NoteWriter(self, notes)
         self._note_mover = NoteMover(self, notes, self.update)
+        self._upkeep = UpkeepService(self, self)
         self._rebuild = RebuildService(self, self._engram_for, self._forget_caches)
 
     def _engram_for(self, settings: Settings) -> Engram:
@@ -275,6 +278,45 @@ class Engram(SyncMixin, UpkeepMixin):
         """Move or rename a note and rewrite every link to it, all at once."""
         return self._note_mover.note_move(
             note, new_path, expected_hash=expected_hash, dry_run=dry_run, collection=collection
+        )
+
+    # -- status, doctor, cleanup and the benchmark (service/upkeep.py) ---------------------
+
+    def status(self) -> dict[str, Any]:
+        """What is indexed, where, and how fresh."""
+        return self._upkeep.status()
+
+    def language_report(self) -> dict[str, Any]:
+        """Notes per language, and advice when the embedder does not serve a meaningful share."""
+        return self._upkeep.language_report()
+
+    def cleanup(self) -> dict[str, int]:
+        """Drop documents of removed collections and orphaned texts, then compact the file."""
+        return self._upkeep.cleanup()
+
+    def doctor(self, full: bool = False) -> list[Check]:
+        """Check the installation, configuration and index; each problem with a fix."""
+        return self._upkeep.doctor(full)
+
+    def check_links(self, collection: str, full: bool = False) -> Check:
+        """Doctor's link check: do a collection's stored links resolve as they would now?"""
+        return self._upkeep.check_links(collection, full)
+
+    def bench(
+        self,
+        queries: Path,
+        qrels: Path,
+        mode: str = "search",
+        n: int = 100,
+        collections: tuple[str, ...] = (),
+        run_out: Path | None = None,
+        snippets: bool = False,
+        expand: bool = True,
+        rerank: bool = True,
+    ) -> dict[str, Any]:
+        """Run BEIR-format queries; report nDCG@10, Recall@10/100, MRR@10 and latency."""
+        return self._upkeep.bench(
+            queries, qrels, mode, n, collections, run_out, snippets, expand, rerank
         )
 
     # -- rebuilding the index (service/rebuild.py) -----------------------------------------
