@@ -13,7 +13,7 @@ from engram.service.collections import CollectionsService
 from engram.service.deep import DeepSearchService
 from engram.service.graph import GraphService
 from engram.service.live import LiveService
-from engram.service.model_health import ModelHealthMixin
+from engram.service.model_health import ModelHealthService
 from engram.service.notes import DEFAULT_SECTION, NoteWriter
 from engram.service.notes_base import NoteAccess
 from engram.service.notes_move import NoteMover
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
         UnresolvedLink,
     )
     from engram.index import indexer
-    from engram.models.protocols import Embedder
+    from engram.models.protocols import Embedder, Generator, Reranker
     from engram.secrets import KeyringLike
     from engram.service.collections import ContextEntry
     from engram.service.core import Check
@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from engram.vault.changes import NoteChange
 
 
-class Engram(SyncMixin, ModelHealthMixin):
+class Engram(SyncMixin):
     """Engram's operations over one index; the composition root builds it from Settings."""
 
     def __init__(
@@ -65,6 +65,7 @@ class Engram(SyncMixin, ModelHealthMixin):
         notes = NoteAccess(self, self.graph, self.update)
         self._note_writer = NoteWriter(self, notes)
         self._note_mover = NoteMover(self, notes, self.update)
+        self._model_health = ModelHealthService(self, self, self._loaded_model)
         self._upkeep = UpkeepService(self, self)
         self._rebuild = RebuildService(self, self._engram_for, self._forget_caches)
 
@@ -73,6 +74,12 @@ class Engram(SyncMixin, ModelHealthMixin):
         other = type(self)(settings, embedder=self._embedder)
         other.clock = self.clock
         return other
+
+    def _loaded_model(self, role: str) -> Embedder | Reranker | Generator | None:
+        """A role's model if this process has loaded it (status loads nothing)."""
+        return {"embed": self._embedder, "rerank": self._reranker, "generate": self._generator}[
+            role
+        ]
 
     def _forget_caches(self) -> None:
         """Drop what this process keeps of the index file (it was replaced)."""
@@ -279,6 +286,20 @@ class Engram(SyncMixin, ModelHealthMixin):
         return self._note_mover.note_move(
             note, new_path, expected_hash=expected_hash, dry_run=dry_run, collection=collection
         )
+
+    # -- model health (service/model_health.py) ---------------------------------------------
+
+    def query_stages(self) -> dict[str, str]:
+        """What `engram query` would run now: "on ..." or "off (why)" per stage."""
+        return self._model_health.query_stages()
+
+    def model_status(self) -> dict[str, dict[str, Any]]:
+        """Each role's model for the status bar: spec, id and loaded / available / missing."""
+        return self._model_health.model_status()
+
+    def model_checks(self) -> list[Check]:
+        """Doctor's model checks: the llama.cpp build, each model loading, coverage, stages."""
+        return self._model_health.model_checks()
 
     # -- status, doctor, cleanup and the benchmark (service/upkeep.py) ---------------------
 
