@@ -13,17 +13,18 @@ from engram.service.collections import CollectionsService
 from engram.service.deep import DeepSearchService
 from engram.service.graph import GraphService
 from engram.service.live import LiveService
+from engram.service.memory_recall import MemoryRecallMixin
 from engram.service.model_health import ModelHealthService
 from engram.service.notes import DEFAULT_SECTION, NoteWriter
 from engram.service.notes_base import NoteAccess
 from engram.service.notes_move import NoteMover
 from engram.service.panel import PanelService
 from engram.service.rebuild import RebuildService
-from engram.service.sync import SyncMixin
+from engram.service.sync import SyncService
 from engram.service.upkeep import UpkeepService
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Mapping
+    from collections.abc import Awaitable, Callable, Iterable, Mapping
     from pathlib import Path
     from typing import Any
 
@@ -44,10 +45,12 @@ if TYPE_CHECKING:
     from engram.service.core import Check
     from engram.service.deep import DeepSearchResult
     from engram.service.rebuild import Progress, RebuildReport
+    from engram.sync.client import Backoff
+    from engram.sync.engine import SyncEngine, SyncReport
     from engram.vault.changes import NoteChange
 
 
-class Engram(SyncMixin):
+class Engram(MemoryRecallMixin):
     """Engram's operations over one index; the composition root builds it from Settings."""
 
     def __init__(
@@ -60,6 +63,7 @@ class Engram(SyncMixin):
         self.graph = GraphService(self, self.search)
         self._collections = CollectionsService(self)
         self._live = LiveService(self, self._collections, self.update)
+        self._sync = SyncService(self, self._vault, self)
         self._panel = PanelService(self, self.fact_get, self.related_notes)
         self._deep = DeepSearchService(self.recall, self.sync_configured, self.cloud_search)
         notes = NoteAccess(self, self.graph, self.update)
@@ -163,6 +167,73 @@ class Engram(SyncMixin):
     def expand_changes(self, collection: str, rels: Iterable[str]) -> set[str]:
         """The vault files to look at again for changed paths (a folder: what it holds)."""
         return self._live.expand_changes(collection, rels)
+
+    # -- Convex sync (service/sync.py) -----------------------------------------------------
+
+    @property
+    def sync_timeout(self) -> float:
+        """The sync client's time limit in seconds (tests shorten it)."""
+        return self._sync.sync_timeout
+
+    @sync_timeout.setter
+    def sync_timeout(self, seconds: float) -> None:
+        self._sync.sync_timeout = seconds
+
+    @property
+    def sync_backoff(self) -> Backoff:
+        """The sync client's retry delays (tests shorten them)."""
+        return self._sync.sync_backoff
+
+    @sync_backoff.setter
+    def sync_backoff(self, backoff: Backoff) -> None:
+        self._sync.sync_backoff = backoff
+
+    def sync_configured(self, vault: str | None = None) -> bool:
+        """True when the vault's facts sync with Convex."""
+        return self._sync.sync_configured(vault)
+
+    def sync_init(
+        self,
+        url: str,
+        token: str,
+        auth: str | None = None,
+        device: str | None = None,
+        interval: int | None = None,
+        vault: str | None = None,
+        check: bool = True,
+    ) -> dict[str, Any]:
+        """Point a vault at a Convex deployment and keep its credentials (checked first)."""
+        return self._sync.sync_init(url, token, auth, device, interval, vault, check)
+
+    def sync_engine(
+        self,
+        vault: str | None = None,
+        run_local: Callable[..., Awaitable[Any]] | None = None,
+    ) -> SyncEngine:
+        """A sync run for a vault; `run_local` runs its index and note work."""
+        return self._sync.sync_engine(vault, run_local)
+
+    def sync_now(
+        self, vault: str | None = None, push: bool = True, pull: bool = True
+    ) -> SyncReport:
+        """Push the outbox and pull Convex's changes now (blocking)."""
+        return self._sync.sync_now(vault, push, pull)
+
+    def sync_status(self, vault: str | None = None) -> dict[str, Any]:
+        """Configured?, pending ops, parked errors, conflicts, last sync and last error."""
+        return self._sync.sync_status(vault)
+
+    def sync_pending(self, vault: str | None = None) -> int:
+        """How many ops wait to be sent (0 when sync is not configured)."""
+        return self._sync.sync_pending(vault)
+
+    def sync_check(self, vault: str | None = None) -> dict[str, Any]:
+        """Compare every fact note with Convex, changing nothing."""
+        return self._sync.sync_check(vault)
+
+    def cloud_search(self, query: str, n: int = 10, vault: str | None = None) -> list[Any]:
+        """Live facts in Convex matching `query`, best first (deep search's cloud half)."""
+        return self._sync.cloud_search(query, n, vault)
 
     # -- the note panel (service/panel.py) and deep search (service/deep.py) ----------------
 

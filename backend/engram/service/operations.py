@@ -155,7 +155,6 @@ INTERNAL: dict[str, str] = {
     "sync_engine": "the sync engine (the daemon's sync loop drives it)",
     "sync_configured": "whether a vault syncs",
     "keyring_source": "where the Convex token is read (given by the composition root)",
-    "keyring": "the platform keyring, looked up once",
     "sync_backoff": "the sync client's retry delays (tests shorten them)",
     "sync_timeout": "the sync client's time limit (tests shorten it)",
 }
