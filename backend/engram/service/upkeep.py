@@ -113,59 +113,7 @@ class UpkeepService:
     def doctor(self, full: bool = False) -> list[Check]:
         """Check the installation, configuration and index; each problem with a fix. Stored
         links are resolved again for a sample of each collection's notes (all with `full`)."""
-        checks = [
-            Check(
-                "python",
-                "ok" if sys.version_info >= (3, 11) else "fail",
-                sys.version.split()[0],
-                "install Python 3.11 or newer",
-            )
-        ]
-        drv = driver_info()
-        checks.append(Check("sqlite", "ok", f"{drv.name} {drv.sqlite_version}"))
-        checks.append(
-            Check(
-                "fts5",
-                "ok" if drv.fts5 else "fail",
-                "available" if drv.fts5 else "missing",
-                None if drv.fts5 else "pip install sqlean-py (SQLite with FTS5)",
-            )
-        )
-        checks.append(
-            Check(
-                "extension loading",
-                "ok" if drv.can_load_extensions else "fail",
-                "supported" if drv.can_load_extensions else "not supported",
-                None if drv.can_load_extensions else "pip install sqlean-py",
-            )
-        )
-        try:
-            load_config_file(self._core.settings.config_file)
-            checks.append(Check("config", "ok", str(self._core.settings.config_file)))
-        except ConfigError as exc:
-            checks.append(Check("config", "fail", exc.message, "fix or remove the config file"))
-        if not self._core.settings.collections:
-            checks.append(
-                Check(
-                    "collections",
-                    "warn",
-                    "none configured",
-                    "engram collection add PATH --name NAME",
-                )
-            )
-        for c in self._core.settings.collections:
-            ok = c.path.is_dir()
-            checks.append(
-                Check(
-                    f"collection {c.name}",
-                    "ok" if ok else "fail",
-                    str(c.path),
-                    None
-                    if ok
-                    else f"the folder is gone: engram collection remove {c.name}, or restore it",
-                )
-            )
-        conn = self._core.db.conn
+        checks = _platform_checks() + self._config_checks()
         vec = "ok" if self._core.db.vec_available else "warn"
         checks.append(
             Check(
@@ -185,30 +133,10 @@ class UpkeepService:
                 advice.split(": ", 1)[1] if advice else None,
             )
         )
-        integrity = admin.quick_check(conn)
-        checks.append(
-            Check(
-                "index integrity",
-                "ok" if integrity == "ok" else "fail",
-                integrity,
-                None
-                if integrity == "ok"
-                else "engram cleanup, or delete the index "
-                f"file {self._core.settings.db_path} and run engram update",
-            )
-        )
-        fts = admin.fts_integrity(conn)
-        checks.append(
-            Check(
-                "full-text index",
-                "ok" if fts is None else "fail",
-                fts or "consistent",
-                None if fts is None else "delete the index file and run engram update",
-            )
-        )
+        checks += self._index_checks()
         checks += self._write_checks()
         checks += [self.check_links(c.name, full) for c in self._core.settings.collections]
-        warned = admin.documents_with_warnings(conn, limit=5)
+        warned = admin.documents_with_warnings(self._core.db.conn, limit=5)
         if warned:
             listed = ", ".join(f"{r[0]}/{r[1]}" for r in warned)
             checks.append(
@@ -220,6 +148,60 @@ class UpkeepService:
                 )
             )
         return checks
+
+    def _config_checks(self) -> list[Check]:
+        """The config file parses, and every collection's folder is there."""
+        settings = self._core.settings
+        try:
+            load_config_file(settings.config_file)
+            checks = [Check("config", "ok", str(settings.config_file))]
+        except ConfigError as exc:
+            checks = [Check("config", "fail", exc.message, "fix or remove the config file")]
+        if not settings.collections:
+            checks.append(
+                Check(
+                    "collections",
+                    "warn",
+                    "none configured",
+                    "engram collection add PATH --name NAME",
+                )
+            )
+        for c in settings.collections:
+            ok = c.path.is_dir()
+            checks.append(
+                Check(
+                    f"collection {c.name}",
+                    "ok" if ok else "fail",
+                    str(c.path),
+                    None
+                    if ok
+                    else f"the folder is gone: engram collection remove {c.name}, or restore it",
+                )
+            )
+        return checks
+
+    def _index_checks(self) -> list[Check]:
+        """SQLite's own integrity check and FTS5's, each with its repair."""
+        conn = self._core.db.conn
+        integrity = admin.quick_check(conn)
+        fts = admin.fts_integrity(conn)
+        return [
+            Check(
+                "index integrity",
+                "ok" if integrity == "ok" else "fail",
+                integrity,
+                None
+                if integrity == "ok"
+                else "engram cleanup, or delete the index "
+                f"file {self._core.settings.db_path} and run engram update",
+            ),
+            Check(
+                "full-text index",
+                "ok" if fts is None else "fail",
+                fts or "consistent",
+                None if fts is None else "delete the index file and run engram update",
+            ),
+        ]
 
     def _write_checks(self) -> list[Check]:
         """Interrupted writes: settled when the index opened, still open, temp files left."""
@@ -351,6 +333,32 @@ class UpkeepService:
             "p50_ms": evaluate.percentile(latencies, 50),
             "p95_ms": evaluate.percentile(latencies, 95),
         }
+
+
+def _platform_checks() -> list[Check]:
+    """Python's version and what the SQLite driver can do (FTS5, loading extensions)."""
+    drv = driver_info()
+    return [
+        Check(
+            "python",
+            "ok" if sys.version_info >= (3, 11) else "fail",
+            sys.version.split()[0],
+            "install Python 3.11 or newer",
+        ),
+        Check("sqlite", "ok", f"{drv.name} {drv.sqlite_version}"),
+        Check(
+            "fts5",
+            "ok" if drv.fts5 else "fail",
+            "available" if drv.fts5 else "missing",
+            None if drv.fts5 else "pip install sqlean-py (SQLite with FTS5)",
+        ),
+        Check(
+            "extension loading",
+            "ok" if drv.can_load_extensions else "fail",
+            "supported" if drv.can_load_extensions else "not supported",
+            None if drv.can_load_extensions else "pip install sqlean-py",
+        ),
+    ]
 
 
 def _count(n: int, noun: str) -> str:
