@@ -101,16 +101,7 @@ class NoteWriter:
         snap = self._access.snapshot(col, rel, expected_hash, editable=True)
         text = new = snap.text or ""
         removed = list(remove_properties)
-        if not (properties or removed or find is not None or section is not None) and (
-            append is None and prepend is None
-        ):
-            raise InvalidInputError(
-                "nothing to edit: give append, prepend, section, find or properties"
-            )
-        if (replace is None) != (find is None):
-            raise InvalidInputError("find and replace go together")
-        if section is not None and heading is None:
-            raise InvalidInputError("section replaces the lines under a heading: give heading")
+        _check_edit(bool(properties or removed), append, prepend, heading, section, find, replace)
         if properties or removed:
             changes: dict[str, Any] = dict(properties or {})
             changes.update({key: props.DELETE for key in removed})
@@ -197,6 +188,29 @@ class NoteWriter:
                 f"; {plural(len(broken), 'note')} still linking to it" if broken else ""
             ),
         )  # fmt: skip
+
+
+def _check_edit(
+    props_change: bool,
+    append: str | None,
+    prepend: str | None,
+    heading: str | None,
+    section: str | None,
+    find: str | None,
+    replace: str | None,
+) -> None:
+    """Refuse an edit that asks for nothing, or for half of a pair (find/replace,
+    section/heading)."""
+    if not (props_change or find is not None or section is not None) and (
+        append is None and prepend is None
+    ):
+        raise InvalidInputError(
+            "nothing to edit: give append, prepend, section, find or properties"
+        )
+    if (replace is None) != (find is None):
+        raise InvalidInputError("find and replace go together")
+    if section is not None and heading is None:
+        raise InvalidInputError("section replaces the lines under a heading: give heading")
 
 
 def _new_text(body: str, frontmatter: Mapping[str, Any] | None) -> str:
