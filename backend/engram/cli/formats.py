@@ -188,21 +188,7 @@ def render_documents(
                 w.writerow([f"#{doc.docid}", where, printable(doc.context or "")])
         return buf.getvalue().rstrip("\n")
     if fmt == "xml":
-        root = ET.Element("documents")
-        for doc in documents:
-            el = ET.SubElement(
-                root,
-                "document",
-                docid=doc.docid,
-                collection=_xml(doc.collection),
-                path=_xml(doc.path),
-                fromLine=str(doc.from_line),
-            )
-            ET.SubElement(el, "title").text = _xml(doc.title)
-            if doc.note:
-                ET.SubElement(el, "note").text = _xml(doc.note)
-            ET.SubElement(el, "text").text = _xml(doc.text)
-        return ET.tostring(root, encoding="unicode", xml_declaration=True)
+        return _documents_xml(documents)
     parts = []
     for doc in documents:
         text = _text(doc.text)
@@ -220,3 +206,22 @@ def render_documents(
             header = f"==> {where} #{doc.docid} <=="
             parts.append(header + (f"\n[{note}]" if note else "") + f"\n{text}")
     return "\n\n".join(parts)
+
+
+def _documents_xml(documents: Sequence[Document]) -> str:
+    """Documents as one XML file (get / multi-get --xml)."""
+    root = ET.Element("documents")
+    for doc in documents:
+        el = ET.SubElement(
+            root,
+            "document",
+            docid=doc.docid,
+            collection=_xml(doc.collection),
+            path=_xml(doc.path),
+            fromLine=str(doc.from_line),
+        )
+        ET.SubElement(el, "title").text = _xml(doc.title)
+        if doc.note:
+            ET.SubElement(el, "note").text = _xml(doc.note)
+        ET.SubElement(el, "text").text = _xml(doc.text)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True)

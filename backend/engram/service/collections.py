@@ -5,13 +5,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engram.config import DEFAULT_PATTERN, normalize_prefix
 from engram.errors import ConflictError, InvalidInputError, NotFoundError
-from engram.service.core import Core
 from engram.store import admin
 from engram.store import documents as docs
+
+if TYPE_CHECKING:
+    from engram.service.core import Core
 
 _NAME = re.compile(r"^[\w][\w.-]*$")
 URI_PREFIX = "engram://"
@@ -29,8 +31,12 @@ class ContextEntry:
         return {"target": self.target, "text": self.text}
 
 
-class CollectionsMixin(Core):
-    """collection add/list/remove/rename/show, ls, context add/list/rm."""
+class CollectionsService:
+    """collection add/list/remove/rename/show, ls, context add/list/rm: over the index
+    `core` (its settings, config edits and database)."""
+
+    def __init__(self, core: Core) -> None:
+        self._core = core
 
     def collection_add(
         self,
@@ -46,7 +52,7 @@ class CollectionsMixin(Core):
         name = name or root.name
         if not _NAME.match(name):
             raise InvalidInputError(f"collection name {name!r}: use letters, digits, - _ .")
-        if self.settings.collection(name):
+        if self._core.settings.collection(name):
             raise ConflictError(
                 f"a collection named {name!r} already exists",
                 "pick another --name, or remove it first",
@@ -59,34 +65,36 @@ class CollectionsMixin(Core):
             raw.setdefault("collections", {})
             raw["collections"] = {**(raw["collections"] or {}), name: spec}
 
-        self.edit_config(change)
+        self._core.edit_config(change)
         return self.collection_show(name)
 
     def collection_list(self) -> list[dict[str, Any]]:
         """Every collection with its document count."""
-        counts = admin.collection_counts(self.db.conn)
-        return [_col_dict(c, counts.get(c.name, (0, None))) for c in self.settings.collections]
+        counts = admin.collection_counts(self._core.db.conn)
+        return [
+            _col_dict(c, counts.get(c.name, (0, None))) for c in self._core.settings.collections
+        ]
 
     def collection_show(self, name: str) -> dict[str, Any]:
         """One collection's settings, contexts and counts."""
-        col = self.require_collection(name)
-        info = _col_dict(col, admin.collection_counts(self.db.conn).get(name, (0, None)))
+        col = self._core.require_collection(name)
+        info = _col_dict(col, admin.collection_counts(self._core.db.conn).get(name, (0, None)))
         info["contexts"] = [{"prefix": p, "text": t} for p, t in col.contexts]
         return info
 
     def collection_remove(self, name: str) -> int:
         """Forget a collection and drop its documents from the index; return how many."""
-        self.require_collection(name)
-        self.edit_config(lambda raw: raw["collections"].pop(name, None))
-        with self.db.write() as conn:
+        self._core.require_collection(name)
+        self._core.edit_config(lambda raw: raw["collections"].pop(name, None))
+        with self._core.db.write() as conn:
             return docs.delete_documents(conn, admin.document_ids(conn, name))
 
     def collection_rename(self, old: str, new: str) -> None:
         """Rename a collection in the config and the index."""
-        self.require_collection(old)
+        self._core.require_collection(old)
         if not _NAME.match(new):
             raise InvalidInputError(f"collection name {new!r}: use letters, digits, - _ .")
-        if self.settings.collection(new):
+        if self._core.settings.collection(new):
             raise ConflictError(f"a collection named {new!r} already exists")
 
         def change(raw: dict[str, Any]) -> None:
@@ -98,8 +106,8 @@ class CollectionsMixin(Core):
                 if raw.get("default_vault") == old:
                     raw["default_vault"] = new
 
-        self.edit_config(change)
-        with self.db.write() as conn:
+        self._core.edit_config(change)
+        with self._core.db.write() as conn:
             docs.rename_collection(conn, old, new)
 
     def ls(self, target: str | None = None) -> list[dict[str, Any]]:
@@ -108,8 +116,8 @@ class CollectionsMixin(Core):
             return self.collection_list()
         target = target.removeprefix(URI_PREFIX)
         name, _, prefix = target.partition("/")
-        self.require_collection(name)
-        rows = admin.list_documents(self.db.conn, name, prefix.strip("/"))
+        self._core.require_collection(name)
+        rows = admin.list_documents(self._core.db.conn, name, prefix.strip("/"))
         return [
             {
                 "docid": r["hash"][:6],
@@ -137,17 +145,17 @@ class CollectionsMixin(Core):
                 ctx = spec.get("context") or {}
                 spec["context"] = {**({"/": ctx} if isinstance(ctx, str) else ctx), prefix: text}
 
-        self.edit_config(change)
+        self._core.edit_config(change)
         return ContextEntry(_target_uri(col, prefix), text)
 
     def context_list(self) -> list[ContextEntry]:
         """Every context, global first."""
         out = (
-            [ContextEntry("/", self.settings.global_context)]
-            if self.settings.global_context
+            [ContextEntry("/", self._core.settings.global_context)]
+            if self._core.settings.global_context
             else []
         )
-        for c in self.settings.collections:
+        for c in self._core.settings.collections:
             out += [ContextEntry(_target_uri(c.name, p), t) for p, t in c.contexts]
         return out
 
@@ -171,17 +179,17 @@ class CollectionsMixin(Core):
             if not spec["context"]:
                 del spec["context"]
 
-        self.edit_config(change)
+        self._core.edit_config(change)
 
     def _context_target(self, target: str) -> tuple[str | None, str]:
         if target.strip() == "/":
             return None, "/"
         if target.startswith(URI_PREFIX):
             name, _, rest = target.removeprefix(URI_PREFIX).partition("/")
-            self.require_collection(name)
+            self._core.require_collection(name)
             return name, normalize_prefix(rest)
         path = Path(target).expanduser().resolve()
-        for c in self.settings.collections:
+        for c in self._core.settings.collections:
             root = c.path.resolve()
             if path == root or root in path.parents:
                 return c.name, normalize_prefix(
@@ -189,7 +197,7 @@ class CollectionsMixin(Core):
                 )
         raise NotFoundError(
             f"{target} is not inside any collection",
-            [f"{URI_PREFIX}{c.name}" for c in self.settings.collections][:5],
+            [f"{URI_PREFIX}{c.name}" for c in self._core.settings.collections][:5],
         )
 
 

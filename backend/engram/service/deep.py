@@ -3,13 +3,13 @@ with the facts Convex finds when sync is configured (facts found on both sides a
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from engram.errors import EngramError
 from engram.memory.results import RecallHit
 from engram.search.fusion import RankedList, rrf
-from engram.service.sync import SyncMixin
 from engram.sync.payload import fact_of, remote_fields
 
 LOCAL_ONLY = "local only: sync is not configured"
@@ -47,25 +47,38 @@ class DeepSearchResult:
         }
 
 
-class DeepSearchMixin(SyncMixin):
-    """deep_search, and the vault a memory call acts on."""
+class Recall(Protocol):
+    """Local hybrid recall over a vault's facts and notes."""
 
-    def vault_name(self, vault: str | None = None) -> str:
-        """The collection name of the vault memory calls act on (a name, a folder, or the
-        default vault); NotFoundError when there is none."""
-        return self._vault(vault).name
+    def __call__(
+        self, query: str = "", n: int = 10, *, include_notes: bool, vault: str | None
+    ) -> list[RecallHit]: ...
+
+
+class DeepSearchService:
+    """deep_search: local `recall` fused with `cloud_search` (Convex) when `sync_configured`."""
+
+    def __init__(
+        self,
+        recall: Recall,
+        sync_configured: Callable[[str | None], bool],
+        cloud_search: Callable[[str, int, str | None], list[Any]],
+    ) -> None:
+        self._recall = recall
+        self._sync_configured = sync_configured
+        self._cloud_search = cloud_search
 
     def deep_search(self, query: str, n: int = 10, vault: str | None = None) -> DeepSearchResult:
         """Facts and notes by local hybrid recall; with sync configured, Convex's facts are
         fused in by reciprocal rank (k=60), deduplicated by fact id, each hit saying whether
         it came from the vault, Convex or both. Convex unreachable: local only, and says so."""
-        hits = self.recall(query, n=n, include_notes=True, vault=vault)
+        hits = self._recall(query, n, include_notes=True, vault=vault)
         local = {_key(h): h for h in hits}
-        if not self.sync_configured(vault):
+        if not self._sync_configured(vault):
             ranked = [DeepHit("local", h.score, h) for h in hits]
             return DeepSearchResult(query, ("local",), tuple(ranked), (LOCAL_ONLY,))
         try:
-            remote = [fact_of(remote_fields(r)) for r in self.cloud_search(query, n, vault)]
+            remote = [fact_of(remote_fields(r)) for r in self._cloud_search(query, n, vault)]
         except EngramError as exc:
             ranked = [DeepHit("local", h.score, h) for h in hits]
             note = f"local only: Convex did not answer ({exc.message})"

@@ -10,18 +10,26 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from engram.service.deep import DeepSearchMixin
+from engram.service.collections import CollectionsService
+from engram.service.deep import DeepSearchService
 from engram.service.graph import GraphService
 from engram.service.graph_files import GraphFiles
 from engram.service.ledger import LedgerService
-from engram.service.live import LiveMixin
-from engram.service.notes_move import NoteMoveMixin
-from engram.service.panel import PanelMixin
-from engram.service.rebuild import RebuildMixin
+from engram.service.live import LiveService
+from engram.service.memory_recall import MemoryRecallMixin
+from engram.service.model_health import ModelHealthService
+from engram.service.notes import DEFAULT_SECTION, NoteWriter
+from engram.service.notes_base import NoteAccess
+from engram.service.notes_move import NoteMover
+from engram.service.panel import PanelService
+from engram.service.rebuild import RebuildService
 from engram.service.reflect import ReflectService
+from engram.service.sync import SyncService
+from engram.service.upkeep import UpkeepService
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Awaitable, Callable, Iterable, Mapping
+    from pathlib import Path
 
     from engram.config import Settings
     from engram.graph.results import (
@@ -37,15 +45,22 @@ if TYPE_CHECKING:
     from engram.memory.archive import Move
     from engram.memory.ledger_raw import AppendResult
     from engram.memory.observe import ObserveResult
-    from engram.models.protocols import Embedder
+    from engram.models.protocols import Embedder, Generator, Reranker
     from engram.secrets import KeyringLike
+    from engram.service.collections import ContextEntry
+    from engram.service.core import Check
+    from engram.service.deep import DeepSearchResult
     from engram.service.graph_files import ColourPlan, GraphExport, TypedNeighborhood
+    from engram.service.rebuild import Progress, RebuildReport
     from engram.service.reflect import ReflectResult
+    from engram.sync.client import Backoff
+    from engram.sync.engine import SyncEngine, SyncReport
+    from engram.vault.changes import NoteChange
 
 log = logging.getLogger(__name__)
 
 
-class Engram(NoteMoveMixin, LiveMixin, PanelMixin, DeepSearchMixin, RebuildMixin):
+class Engram(MemoryRecallMixin):
     """Engram's operations over one index; the composition root builds it from Settings."""
 
     def __init__(
@@ -73,6 +88,34 @@ class Engram(NoteMoveMixin, LiveMixin, PanelMixin, DeepSearchMixin, RebuildMixin
         self.reflections = ReflectService(
             self._vault, lambda: self.clock(), self._index, lambda: self.db
         )
+        self._collections = CollectionsService(self)
+        self._live = LiveService(self, self._collections, self.update)
+        self._sync = SyncService(self, self._vault, self)
+        self._panel = PanelService(self, self.fact_get, self.related_notes)
+        self._deep = DeepSearchService(self.recall, self.sync_configured, self.cloud_search)
+        notes = NoteAccess(self, self.graph, self.update)
+        self._note_writer = NoteWriter(self, notes)
+        self._note_mover = NoteMover(self, notes, self.update)
+        self._model_health = ModelHealthService(self, self, self._loaded_model)
+        self._upkeep = UpkeepService(self, self)
+        self._rebuild = RebuildService(self, self._engram_for, self._forget_caches)
+
+    def _engram_for(self, settings: Settings) -> Engram:
+        """A facade over other settings with this one's models and clock (rebuild's builder)."""
+        other = type(self)(settings, embedder=self._embedder)
+        other.clock = self.clock
+        return other
+
+    def _loaded_model(self, role: str) -> Embedder | Reranker | Generator | None:
+        """A role's model if this process has loaded it (status loads nothing)."""
+        return {"embed": self._embedder, "rerank": self._reranker, "generate": self._generator}[
+            role
+        ]
+
+    def _forget_caches(self) -> None:
+        """Drop what this process keeps of the index file (it was replaced)."""
+        self._vindex = None
+        self.graph.forget()
 
     def after_update(
         self,
@@ -88,6 +131,323 @@ class Engram(NoteMoveMixin, LiveMixin, PanelMixin, DeepSearchMixin, RebuildMixin
             self.graph_files.refresh([s.name for s in specs])
         except OSError as exc:  # a read-only vault: the index itself is fine
             log.warning("graph-index.json not written: %s", exc)
+
+    # -- collections and contexts (service/collections.py) ---------------------------------
+
+    def collection_add(
+        self,
+        path: str,
+        name: str | None = None,
+        mask: str | None = None,
+        ignore: tuple[str, ...] = (),
+    ) -> dict[str, Any]:
+        """Register a folder as a collection (not yet indexed: call update)."""
+        return self._collections.collection_add(path, name, mask, ignore)
+
+    def collection_list(self) -> list[dict[str, Any]]:
+        """Every collection with its document count."""
+        return self._collections.collection_list()
+
+    def collection_show(self, name: str) -> dict[str, Any]:
+        """One collection's settings, contexts and counts."""
+        return self._collections.collection_show(name)
+
+    def collection_remove(self, name: str) -> int:
+        """Forget a collection and drop its documents from the index; return how many."""
+        return self._collections.collection_remove(name)
+
+    def collection_rename(self, old: str, new: str) -> None:
+        """Rename a collection in the config and the index."""
+        self._collections.collection_rename(old, new)
+
+    def ls(self, target: str | None = None) -> list[dict[str, Any]]:
+        """Collections, or the indexed files under `collection[/path]`."""
+        return self._collections.ls(target)
+
+    def context_add(self, target: str, text: str) -> ContextEntry:
+        """Attach a description to everything under a target (a path, engram:// URI or /)."""
+        return self._collections.context_add(target, text)
+
+    def context_list(self) -> list[ContextEntry]:
+        """Every context, global first."""
+        return self._collections.context_list()
+
+    def context_rm(self, target: str) -> None:
+        """Remove the context set on a target."""
+        self._collections.context_rm(target)
+
+    # -- what the daemon needs: its vault, safe note paths, changed files (service/live.py) --
+
+    def vault_collection(self, folder: str | Path) -> str:
+        """The collection rooted at `folder`; added (named after the folder) when there is none."""
+        return self._live.vault_collection(folder)
+
+    def note_path(self, collection: str, path: str) -> str:
+        """A collection-relative note path, normalized; anything leaving the folder is refused."""
+        return self._live.note_path(collection, path)
+
+    def note_title(self, collection: str, rel: str) -> str:
+        """A note's title as the index has it, else its file name."""
+        return self._live.note_title(collection, rel)
+
+    def update_changed(
+        self, collection: str, rels: Iterable[str], progress: indexer.Progress | None = None
+    ) -> indexer.UpdateReport:
+        """Index what changed at these paths (the watcher's and the plugin's reindex call)."""
+        return self._live.update_changed(collection, rels, progress)
+
+    def expand_changes(self, collection: str, rels: Iterable[str]) -> set[str]:
+        """The vault files to look at again for changed paths (a folder: what it holds)."""
+        return self._live.expand_changes(collection, rels)
+
+    # -- Convex sync (service/sync.py) -----------------------------------------------------
+
+    @property
+    def sync_timeout(self) -> float:
+        """The sync client's time limit in seconds (tests shorten it)."""
+        return self._sync.sync_timeout
+
+    @sync_timeout.setter
+    def sync_timeout(self, seconds: float) -> None:
+        self._sync.sync_timeout = seconds
+
+    @property
+    def sync_backoff(self) -> Backoff:
+        """The sync client's retry delays (tests shorten them)."""
+        return self._sync.sync_backoff
+
+    @sync_backoff.setter
+    def sync_backoff(self, backoff: Backoff) -> None:
+        self._sync.sync_backoff = backoff
+
+    def sync_configured(self, vault: str | None = None) -> bool:
+        """True when the vault's facts sync with Convex."""
+        return self._sync.sync_configured(vault)
+
+    def sync_init(
+        self,
+        url: str,
+        token: str,
+        auth: str | None = None,
+        device: str | None = None,
+        interval: int | None = None,
+        vault: str | None = None,
+        check: bool = True,
+    ) -> dict[str, Any]:
+        """Point a vault at a Convex deployment and keep its credentials (checked first)."""
+        return self._sync.sync_init(url, token, auth, device, interval, vault, check)
+
+    def sync_engine(
+        self,
+        vault: str | None = None,
+        run_local: Callable[..., Awaitable[Any]] | None = None,
+    ) -> SyncEngine:
+        """A sync run for a vault; `run_local` runs its index and note work."""
+        return self._sync.sync_engine(vault, run_local)
+
+    def sync_now(
+        self, vault: str | None = None, push: bool = True, pull: bool = True
+    ) -> SyncReport:
+        """Push the outbox and pull Convex's changes now (blocking)."""
+        return self._sync.sync_now(vault, push, pull)
+
+    def sync_status(self, vault: str | None = None) -> dict[str, Any]:
+        """Configured?, pending ops, parked errors, conflicts, last sync and last error."""
+        return self._sync.sync_status(vault)
+
+    def sync_pending(self, vault: str | None = None) -> int:
+        """How many ops wait to be sent (0 when sync is not configured)."""
+        return self._sync.sync_pending(vault)
+
+    def sync_check(self, vault: str | None = None) -> dict[str, Any]:
+        """Compare every fact note with Convex, changing nothing."""
+        return self._sync.sync_check(vault)
+
+    def cloud_search(self, query: str, n: int = 10, vault: str | None = None) -> list[Any]:
+        """Live facts in Convex matching `query`, best first (deep search's cloud half)."""
+        return self._sync.cloud_search(query, n, vault)
+
+    # -- the note panel (service/panel.py) and deep search (service/deep.py) ----------------
+
+    def note_panel(self, collection: str, rel: str) -> dict[str, Any]:
+        """What the fact panel shows for a note (properties, fact, backlinks, related, coverage)."""
+        return self._panel.note_panel(collection, rel)
+
+    def deep_search(self, query: str, n: int = 10, vault: str | None = None) -> DeepSearchResult:
+        """Facts and notes by local recall, fused with Convex's facts when sync is configured."""
+        return self._deep.deep_search(query, n, vault)
+
+    def vault_name(self, vault: str | None = None) -> str:
+        """The collection of the vault memory calls act on (a name, a folder, or the default)."""
+        return self._vault(vault).name
+
+    # -- writing notes (service/notes.py, service/notes_move.py) ---------------------------
+
+    def note_create(
+        self,
+        path: str | None = None,
+        *,
+        title: str | None = None,
+        body: str = "",
+        frontmatter: Mapping[str, Any] | None = None,
+        folder: str | None = None,
+        dry_run: bool = False,
+        collection: str | None = None,
+    ) -> NoteChange:
+        """Create a note; an existing file is never overwritten."""
+        return self._note_writer.note_create(
+            path,
+            title=title,
+            body=body,
+            frontmatter=frontmatter,
+            folder=folder,
+            dry_run=dry_run,
+            collection=collection,
+        )
+
+    def note_edit(
+        self,
+        note: str,
+        *,
+        append: str | None = None,
+        prepend: str | None = None,
+        heading: str | None = None,
+        section: str | None = None,
+        find: str | None = None,
+        replace: str | None = None,
+        regex: bool = False,
+        count: int = 0,
+        properties: Mapping[str, Any] | None = None,
+        remove_properties: Iterable[str] = (),
+        expected_hash: str | None = None,
+        dry_run: bool = False,
+        collection: str | None = None,
+    ) -> NoteChange:
+        """Edit a note: properties, find/replace, a section, prepend/append (service/notes.py)."""
+        return self._note_writer.note_edit(
+            note,
+            append=append,
+            prepend=prepend,
+            heading=heading,
+            section=section,
+            find=find,
+            replace=replace,
+            regex=regex,
+            count=count,
+            properties=properties,
+            remove_properties=remove_properties,
+            expected_hash=expected_hash,
+            dry_run=dry_run,
+            collection=collection,
+        )
+
+    def note_link(
+        self,
+        source: str,
+        target: str,
+        *,
+        section: str = DEFAULT_SECTION,
+        display: str | None = None,
+        expected_hash: str | None = None,
+        dry_run: bool = False,
+        collection: str | None = None,
+    ) -> NoteChange:
+        """Add `- [[target]]` at the end of `section` in `source`, unless it links there already."""
+        return self._note_writer.note_link(
+            source,
+            target,
+            section=section,
+            display=display,
+            expected_hash=expected_hash,
+            dry_run=dry_run,
+            collection=collection,
+        )
+
+    def note_delete(
+        self,
+        note: str,
+        *,
+        expected_hash: str | None = None,
+        dry_run: bool = False,
+        collection: str | None = None,
+    ) -> NoteChange:
+        """Move a note to the vault's `.trash/` folder, as Obsidian does."""
+        return self._note_writer.note_delete(
+            note, expected_hash=expected_hash, dry_run=dry_run, collection=collection
+        )
+
+    def note_move(
+        self,
+        note: str,
+        new_path: str,
+        *,
+        expected_hash: str | None = None,
+        dry_run: bool = False,
+        collection: str | None = None,
+    ) -> NoteChange:
+        """Move or rename a note and rewrite every link to it, all at once."""
+        return self._note_mover.note_move(
+            note, new_path, expected_hash=expected_hash, dry_run=dry_run, collection=collection
+        )
+
+    # -- model health (service/model_health.py) ---------------------------------------------
+
+    def query_stages(self) -> dict[str, str]:
+        """What `engram query` would run now: "on ..." or "off (why)" per stage."""
+        return self._model_health.query_stages()
+
+    def model_status(self) -> dict[str, dict[str, Any]]:
+        """Each role's model for the status bar: spec, id and loaded / available / missing."""
+        return self._model_health.model_status()
+
+    def model_checks(self) -> list[Check]:
+        """Doctor's model checks: the llama.cpp build, each model loading, coverage, stages."""
+        return self._model_health.model_checks()
+
+    # -- status, doctor, cleanup and the benchmark (service/upkeep.py) ---------------------
+
+    def status(self) -> dict[str, Any]:
+        """What is indexed, where, and how fresh."""
+        return self._upkeep.status()
+
+    def language_report(self) -> dict[str, Any]:
+        """Notes per language, and advice when the embedder does not serve a meaningful share."""
+        return self._upkeep.language_report()
+
+    def cleanup(self) -> dict[str, int]:
+        """Drop documents of removed collections and orphaned texts, then compact the file."""
+        return self._upkeep.cleanup()
+
+    def doctor(self, full: bool = False) -> list[Check]:
+        """Check the installation, configuration and index; each problem with a fix."""
+        return self._upkeep.doctor(full)
+
+    def check_links(self, collection: str, full: bool = False) -> Check:
+        """Doctor's link check: do a collection's stored links resolve as they would now?"""
+        return self._upkeep.check_links(collection, full)
+
+    def bench(
+        self,
+        queries: Path,
+        qrels: Path,
+        mode: str = "search",
+        n: int = 100,
+        collections: tuple[str, ...] = (),
+        run_out: Path | None = None,
+        snippets: bool = False,
+        expand: bool = True,
+        rerank: bool = True,
+    ) -> dict[str, Any]:
+        """Run BEIR-format queries; report nDCG@10, Recall@10/100, MRR@10 and latency."""
+        return self._upkeep.bench(
+            queries, qrels, mode, n, collections, run_out, snippets, expand, rerank
+        )
+
+    # -- rebuilding the index (service/rebuild.py) -----------------------------------------
+
+    def rebuild(self, progress: Progress | None = None) -> RebuildReport:
+        """Make every derived table again from the files in a new index file and swap it in."""
+        return self._rebuild.rebuild(progress)
 
     # -- the graph (service/graph.py) ------------------------------------------------------
 

@@ -4,14 +4,12 @@ which changed files to index, and a note's metadata for the fact panel."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engram.errors import InvalidInputError, NotFoundError
 from engram.search.query import QueryError, parse_date
-from engram.service.collections import CollectionsMixin
-from engram.service.retrieval import RetrievalMixin
 from engram.store import admin
 from engram.store import links as links_store
 from engram.store.filters import Filters
@@ -20,6 +18,8 @@ from engram.vault.scan import hidden_or_ignored_dir
 
 if TYPE_CHECKING:
     from engram.index import indexer
+    from engram.service.collections import CollectionsService
+    from engram.service.core import Core
 
 _BAD_NAME_CHARS = re.compile(r"[^\w.-]+")
 MAX_BACKLINKS = 200
@@ -28,32 +28,44 @@ MAX_NAME_BYTES = 255
 CONTEXT_CHARS = 240
 
 
-class LiveMixin(CollectionsMixin, RetrievalMixin):
-    """vault_collection, note_path, note_title, update_changed, expand_changes."""
+class LiveService:
+    """vault_collection, note_path, note_title, update_changed, expand_changes: over the
+    index `core`, adding collections through `collections`, indexing with `update` (the
+    facade's, which does the derived work after it)."""
+
+    def __init__(
+        self,
+        core: Core,
+        collections: CollectionsService,
+        update: Callable[..., indexer.UpdateReport],
+    ) -> None:
+        self._core = core
+        self._collections = collections
+        self._update = update
 
     def vault_collection(self, folder: str | Path) -> str:
         """The collection rooted at `folder`; added (named after the folder) when there is none."""
         root = Path(folder).expanduser().resolve()
         if not root.is_dir():
             raise NotFoundError(f"{folder} is not a folder")
-        for c in self.settings.collections:
+        for c in self._core.settings.collections:
             if c.path.expanduser().resolve() == root:
                 return c.name
         base = _BAD_NAME_CHARS.sub("-", root.name).strip("-.") or "vault"
         if not base[0].isalnum():
             base = "vault-" + base
         name, n = base, 1
-        while self.settings.collection(name):
+        while self._core.settings.collection(name):
             n += 1
             name = f"{base}-{n}"
-        self.collection_add(str(root), name)
+        self._collections.collection_add(str(root), name)
         return name
 
     def note_path(self, collection: str, path: str) -> str:
         """A collection-relative note path, normalized; anything leaving the folder is refused."""
         if not isinstance(path, str) or not path.strip():
             raise InvalidInputError("a note path is required")
-        root = self.require_collection(collection).path
+        root = self._core.require_collection(collection).path
         try:
             parts = [part.encode("utf-8") for part in path.replace("\\", "/").split("/")]
         except UnicodeEncodeError:
@@ -72,7 +84,7 @@ class LiveMixin(CollectionsMixin, RetrievalMixin):
     def note_title(self, collection: str, rel: str) -> str:
         """A note's title as the index has it (frontmatter title, first heading, file name);
         the file name when the note is not indexed yet."""
-        row = admin.document_by_path(self.db.conn, collection, rel)
+        row = admin.document_by_path(self._core.db.conn, collection, rel)
         if row is not None and row["title"]:
             return str(row["title"])
         name = rel.rsplit("/", 1)[-1]
@@ -83,14 +95,14 @@ class LiveMixin(CollectionsMixin, RetrievalMixin):
     ) -> indexer.UpdateReport:
         """Index what changed at these paths (the watcher's and the plugin's reindex call)."""
         paths = self.expand_changes(collection, rels)
-        return self.update([collection], progress=progress, only_paths={collection: paths})
+        return self._update([collection], progress=progress, only_paths={collection: paths})
 
     def expand_changes(self, collection: str, rels: Iterable[str]) -> set[str]:
         """The vault files to look at again for changed paths, attachments included (links
         resolve to them; the indexer picks the notes): a folder stands for what it holds on
         disk and in the index (a folder moved in or out of the vault is one event)."""
-        root = self.require_collection(collection).path.resolve()
-        conn = self.db.conn
+        root = self._core.require_collection(collection).path.resolve()
+        conn = self._core.db.conn
         out: set[str] = set()
         for rel in rels:
             full = root / rel

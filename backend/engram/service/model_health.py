@@ -6,22 +6,50 @@ model (the reranker also scores one short pair) and reports the stages that will
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
 from engram.errors import UnavailableError
 from engram.models.protocols import ModelError
 from engram.service.core import Check
-from engram.service.hybrid import HybridMixin
 from engram.service.semantic import ROLES
 from engram.store import admin, vectors
 from engram.store import documents as docs
+
+if TYPE_CHECKING:
+    from engram.models.protocols import Embedder, Generator, Reranker
+    from engram.service.core import Core
 
 # query stage -> the model role it needs, and what the model is called in messages
 STAGE_ROLES = {"expansion": ("generate", "generator"), "rerank": ("rerank", "reranker")}
 
 
-class ModelHealthMixin(HybridMixin):
-    """query_stages and model_status (for status), model_checks (for doctor)."""
+class Models(Protocol):
+    """The facade's models: what each role is configured as, its file, loaded once."""
+
+    def model_spec(self, role: str) -> str | None: ...
+    def model_path(self, role: str) -> Path: ...
+    def embedder(self) -> Embedder: ...
+    def reranker(self) -> Reranker: ...
+    def generator(self) -> Generator: ...
+    def embedding_state(self) -> dict[str, Any]: ...
+
+
+class ModelHealthService:
+    """query_stages and model_status (for status), model_checks (for doctor): over the index
+    `core` and the facade's `models`; `loaded` gives a role's model if this process has
+    loaded it already (nothing is loaded to answer status)."""
+
+    def __init__(
+        self,
+        core: Core,
+        models: Models,
+        loaded: Callable[[str], Embedder | Reranker | Generator | None],
+    ) -> None:
+        self._core = core
+        self._models = models
+        self._loaded = loaded
 
     def query_stages(self) -> dict[str, str]:
         """What `engram query` would run now: "on ..." or "off (why)" per stage.
@@ -34,16 +62,17 @@ class ModelHealthMixin(HybridMixin):
         return stages
 
     def _vector_stage(self) -> str:
-        if not self.db.vec_available:
+        if not self._core.db.vec_available:
             return "off (sqlite-vec unavailable)"
-        if self.settings.embed_model is None and self._embedder is None:
+        embedder = self._loaded("embed")
+        if self._core.settings.embed_model is None and embedder is None:
             return "off (no embed model configured)"
-        conn = self.db.conn
+        conn = self._core.db.conn
         stored = docs.get_meta(conn, "embed_model")
         if stored is None or vectors.vector_count(conn) == 0:
             return "off (no embeddings yet: run engram embed)"
         try:
-            current = self._embedder.model_id if self._embedder else self._configured_embed_id()
+            current = embedder.model_id if embedder else self._configured_embed_id()
         except UnavailableError as exc:
             return f"off (embed model unavailable: {exc.message})"
         if current != stored:
@@ -54,7 +83,7 @@ class ModelHealthMixin(HybridMixin):
         from engram.models import roles
         from engram.models.ggufinfo import read_info
 
-        path = self.model_path("embed")
+        path = self._models.model_path("embed")
         try:
             roles.check(path, "embed")
             return read_info(path).model_id
@@ -64,12 +93,12 @@ class ModelHealthMixin(HybridMixin):
     def _model_stage(self, role: str, name: str) -> str:
         from engram.models import roles
 
-        if self.model_spec(role) is None:
+        if self._models.model_spec(role) is None:
             return f"off (no {name} model)"
-        if getattr(self, f"_{name}") is not None:
+        if self._loaded(role) is not None:
             return "on (loaded)"
         try:
-            roles.check(self.model_path(role), role)
+            roles.check(self._models.model_path(role), role)
         except UnavailableError as exc:
             return f"off ({name} model unavailable: {exc.message})"
         except ModelError as exc:
@@ -80,19 +109,15 @@ class ModelHealthMixin(HybridMixin):
         """Each role's model for the status bar: spec, id and loaded / available / missing."""
         out: dict[str, dict[str, Any]] = {}
         for role in ROLES:
-            spec = self.model_spec(role)
-            loaded = {
-                "embed": self._embedder,
-                "rerank": self._reranker,
-                "generate": self._generator,
-            }[role]
+            spec = self._models.model_spec(role)
+            loaded = self._loaded(role)
             if loaded is not None:
                 out[role] = {"id": loaded.model_id, "state": "loaded", "spec": spec}
             elif spec is None:
                 out[role] = {"id": "", "state": "missing", "spec": None}  # not configured
             else:
                 try:
-                    path = self.model_path(role)
+                    path = self._models.model_path(role)
                     out[role] = {"id": path.stem, "state": "available", "spec": spec}
                 except UnavailableError:
                     out[role] = {"id": spec, "state": "missing", "spec": spec}
@@ -131,42 +156,42 @@ class ModelHealthMixin(HybridMixin):
 
     def _stage_configured(self, stage: str) -> bool:
         role = "embed" if stage == "vector" else STAGE_ROLES.get(stage, ("", ""))[0]
-        return bool(role) and self.model_spec(role) is not None
+        return bool(role) and self._models.model_spec(role) is not None
 
     def _role_check(self, role: str) -> Check:
         name = f"{role} model"
-        spec = self.model_spec(role)
+        spec = self._models.model_spec(role)
         if spec is None:
             if role == "embed":
                 return Check(name, "warn", "not configured", "set models.embed (docs/models.md)")
             stage = "expansion" if role == "generate" else "reranking"
             return Check(name, "ok", f"not configured (query runs without {stage})")
         try:
-            path = self.model_path(role)
+            path = self._models.model_path(role)
         except UnavailableError as exc:
             return Check(name, "fail" if role == "embed" else "warn", exc.message, _pull(spec))
         try:
             if role == "embed":
-                model = self.embedder()
+                model = self._models.embedder()
                 loads = f"{model.model_id}, dim {model.dim}, loads"
             elif role == "rerank":
-                reranker = self.reranker()
+                reranker = self._models.reranker()
                 try:
                     reranker.score("coffee", ["espresso"])  # one tiny pair: milliseconds
                 except ModelError as exc:
                     raise UnavailableError(f"loads but cannot score: {exc}") from None
                 loads = f"{reranker.model_id}, loads and scores"
             else:
-                loads = f"{self.generator().model_id}, loads"
+                loads = f"{self._models.generator().model_id}, loads"
         except UnavailableError as exc:
             fix = f"point models.{role} at a working {role} GGUF (docs/models.md)"
             return Check(name, "fail" if role == "embed" else "warn", exc.message, fix)
         return Check(name, "ok", f"{spec} -> {path} ({loads})")
 
     def _coverage_check(self) -> Check:
-        state = self.embedding_state()
+        state = self._models.embedding_state()
         pending = state["chunks"] - state["embedded"]
-        total = admin.totals(self.db.conn)["documents"]
+        total = admin.totals(self._core.db.conn)["documents"]
         unchunked = total - state["documentsChunked"]
         ok = pending == 0 and unchunked == 0 and state["queued"] == 0
         return Check(

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engram.errors import ConflictError, InvalidInputError, NotFoundError
 from engram.memory import props
-from engram.service.notes_base import NoteAccessMixin, exists, plural
+from engram.service.notes_base import exists, plural
 from engram.store import edits as edit_store
 from engram.vault import edit as text_edit
 from engram.vault import journal, names, rewrite
@@ -25,11 +25,20 @@ from engram.vault.journal import Change
 from engram.vault.resolve import LinkIndex, link_key, resolve
 from engram.vault.spans import link_spans
 
+if TYPE_CHECKING:
+    from engram.service.core import Core
+    from engram.service.notes_base import NoteAccess
+
 DEFAULT_SECTION = "Related"
 
 
-class NoteWriteMixin(NoteAccessMixin):
-    """note_create, note_edit, note_link, note_delete."""
+class NoteWriter:
+    """note_create, note_edit, note_link, note_delete: over the index `core`, through the
+    note `access` every write shares."""
+
+    def __init__(self, core: Core, access: NoteAccess) -> None:
+        self._core = core
+        self._access = access
 
     def note_create(
         self,
@@ -44,7 +53,7 @@ class NoteWriteMixin(NoteAccessMixin):
     ) -> NoteChange:
         """Create a note at `path` (or `folder`/`title`.md) with a body and frontmatter;
         an existing file is never overwritten (ConflictError)."""
-        col = self.notes_collection(collection)
+        col = self._access.notes_collection(collection)
         if path:
             rel = names.note_file(names.check_path(path))
         elif title and title.strip():
@@ -54,15 +63,15 @@ class NoteWriteMixin(NoteAccessMixin):
             )
         else:
             raise InvalidInputError("give the new note a path or a title")
-        if exists(self._vault_file(col, rel)):
+        if exists(self._access.vault_file(col, rel)):
             raise ConflictError(f"{rel} already exists", "edit it with note edit, or pick a path")
         text = _new_text(body, frontmatter)
-        data = self._bounded(rel, text.encode("utf-8"))
+        data = self._access.bounded(rel, text.encode("utf-8"))
         sha = sha256_hex(data)
         change = FileChange("create", rel, None, None, sha, unified(None, text, rel, rel))
         if not dry_run:
             journal.commit(col.path, [Change(rel, data, "")], f"note create {rel}")
-            self._reindex(col, {rel})
+            self._access.reindex(col, {rel})
         return NoteChange("create", col.name, rel, None, sha, dry_run, True, (change,))
 
     def note_edit(
@@ -87,28 +96,19 @@ class NoteWriteMixin(NoteAccessMixin):
         (frontmatter, other keys untouched); `find` -> `replace` (exact, or `regex`, at most
         `count` times if > 0); `section` replaces the lines under `heading`; `prepend` /
         `append` go at the top / end of the body, or of the `heading`'s section."""
-        col = self.notes_collection(collection)
-        rel = self.existing_note(col, note)
-        snap = self._snapshot(col, rel, expected_hash, editable=True)
+        col = self._access.notes_collection(collection)
+        rel = self._access.existing_note(col, note)
+        snap = self._access.snapshot(col, rel, expected_hash, editable=True)
         text = new = snap.text or ""
         removed = list(remove_properties)
-        if not (properties or removed or find is not None or section is not None) and (
-            append is None and prepend is None
-        ):
-            raise InvalidInputError(
-                "nothing to edit: give append, prepend, section, find or properties"
-            )
-        if (replace is None) != (find is None):
-            raise InvalidInputError("find and replace go together")
-        if section is not None and heading is None:
-            raise InvalidInputError("section replaces the lines under a heading: give heading")
+        _check_edit(bool(properties or removed), append, prepend, heading, section, find, replace)
         if properties or removed:
             changes: dict[str, Any] = dict(properties or {})
             changes.update({key: props.DELETE for key in removed})
             new = props.edit(new, changes)
         replacements = None
         if find is not None and replace is not None:
-            limit = self.settings.max_file_bytes
+            limit = self._core.settings.max_file_bytes
             new, replacements = text_edit.find_replace(new, find, replace, regex, count, limit)
         if section is not None and heading is not None:
             new = text_edit.replace_section(new, heading, section)
@@ -125,7 +125,7 @@ class NoteWriteMixin(NoteAccessMixin):
                 if in_section and heading
                 else text_edit.append(new, append)
             )
-        return self._write_one(col, "edit", rel, snap, text, new, dry_run, replacements)
+        return self._access.write_one(col, "edit", rel, snap, text, new, dry_run, replacements)
 
     def note_link(
         self,
@@ -140,14 +140,14 @@ class NoteWriteMixin(NoteAccessMixin):
     ) -> NoteChange:
         """Add `- [[target]]` at the end of `section` in `source` (the section is created
         when missing); nothing changes when that section already links to `target`."""
-        col = self.notes_collection(collection)
-        src = self.existing_note(col, source)
-        dst = self.existing_note(col, target)
+        col = self._access.notes_collection(collection)
+        src = self._access.existing_note(col, source)
+        dst = self._access.existing_note(col, target)
         if display is not None and (not display.strip() or re.search(r"[\[\]|\n]", display)):
             raise InvalidInputError("display text must be one line without [, ] or |")
-        snap = self._snapshot(col, src, expected_hash, editable=True)
+        snap = self._access.snapshot(col, src, expected_hash, editable=True)
         text = snap.text or ""
-        index = self.vault_index(col)
+        index = self._access.vault_index(col)
         if _section_links_to(text, section, src, dst, index):
             return NoteChange(
                 "link", col.name, src, None, snap.sha256, dry_run, False,
@@ -156,7 +156,7 @@ class NoteWriteMixin(NoteAccessMixin):
         written = rewrite.link_to(dst, src, index)
         link = f"[[{written}|{display.strip()}]]" if display else f"[[{written}]]"
         new = text_edit.append_to_section(text, section, f"- {link}")
-        return self._write_one(col, "link", src, snap, text, new, dry_run)
+        return self._access.write_one(col, "link", src, snap, text, new, dry_run)
 
     def note_delete(
         self,
@@ -168,11 +168,11 @@ class NoteWriteMixin(NoteAccessMixin):
     ) -> NoteChange:
         """Move a note (or any vault file) to the vault's `.trash/` folder, as Obsidian does;
         it is never erased. `broken_links` lists the notes whose links now point nowhere."""
-        col = self.notes_collection(collection)
-        rel = self.existing_note(col, note)
-        snap = self._snapshot(col, rel, expected_hash, editable=False)
-        trash = names.trash_path(rel, lambda p: exists(self._vault_file(col, p)))
-        broken = edit_store.linking_notes(self.db.conn, col.name, rel, link_key(rel))
+        col = self._access.notes_collection(collection)
+        rel = self._access.existing_note(col, note)
+        snap = self._access.snapshot(col, rel, expected_hash, editable=False)
+        trash = names.trash_path(rel, lambda p: exists(self._access.vault_file(col, p)))
+        broken = edit_store.linking_notes(self._core.db.conn, col.name, rel, link_key(rel))
         change = FileChange(
             "trash", trash, rel, snap.sha256, snap.sha256, unified("", "", rel, trash)
         )
@@ -180,7 +180,7 @@ class NoteWriteMixin(NoteAccessMixin):
             journal.commit(
                 col.path, [Change(trash, None, snap.sha256, source=rel)], f"note delete {rel}"
             )
-            self._reindex(col, {rel})
+            self._access.reindex(col, {rel})
         return NoteChange(
             "delete", col.name, trash, rel, snap.sha256, dry_run, True, (change,),
             broken_links=tuple(broken),
@@ -188,6 +188,29 @@ class NoteWriteMixin(NoteAccessMixin):
                 f"; {plural(len(broken), 'note')} still linking to it" if broken else ""
             ),
         )  # fmt: skip
+
+
+def _check_edit(
+    props_change: bool,
+    append: str | None,
+    prepend: str | None,
+    heading: str | None,
+    section: str | None,
+    find: str | None,
+    replace: str | None,
+) -> None:
+    """Refuse an edit that asks for nothing, or for half of a pair (find/replace,
+    section/heading)."""
+    if not (props_change or find is not None or section is not None) and (
+        append is None and prepend is None
+    ):
+        raise InvalidInputError(
+            "nothing to edit: give append, prepend, section, find or properties"
+        )
+    if (replace is None) != (find is None):
+        raise InvalidInputError("find and replace go together")
+    if section is not None and heading is None:
+        raise InvalidInputError("section replaces the lines under a heading: give heading")
 
 
 def _new_text(body: str, frontmatter: Mapping[str, Any] | None) -> str:

@@ -4,13 +4,12 @@ one-file writes, and re-indexing what was touched."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engram.config import Collection
 from engram.errors import ConflictError, InvalidInputError, NotFoundError
-from engram.service.retrieval import RetrievalMixin
 from engram.store import links as link_store
 from engram.vault import atomic, journal, names
 from engram.vault.atomic import Snapshot
@@ -20,21 +19,34 @@ from engram.vault.journal import Change
 from engram.vault.resolve import LinkIndex, resolve
 from engram.vault.scan import hidden_or_ignored_dir
 
+if TYPE_CHECKING:
+    from engram.index.indexer import UpdateReport
+    from engram.service.core import Core
+    from engram.service.graph import GraphService
+
 _HEX = re.compile(r"^[0-9a-f]{6,64}$")
 MAX_REF_CHARS = 4096
 
 
-class NoteAccessMixin(RetrievalMixin):
-    """notes_collection, existing_note, vault_index, and the write helpers."""
+class NoteAccess:
+    """notes_collection, existing_note, vault_index, and what every note write shares: over
+    the index `core`, finding notes with the `graph` service, re-indexing with `update`."""
+
+    def __init__(
+        self, core: Core, graph: GraphService, update: Callable[..., UpdateReport]
+    ) -> None:
+        self._core = core
+        self._graph = graph
+        self._update = update
 
     def notes_collection(self, collection: str | None = None) -> Collection:
         """The collection to write in: the named one, the default vault, or the only one."""
         if collection:
-            return self.require_collection(collection)
-        default = self.settings.default_vault
-        if default and self.settings.collection(default) is not None:
-            return self.require_collection(default)
-        return self.require_collection(self.graph.graph_collection())
+            return self._core.require_collection(collection)
+        default = self._core.settings.default_vault
+        if default and self._core.settings.collection(default) is not None:
+            return self._core.require_collection(default)
+        return self._core.require_collection(self._graph.graph_collection())
 
     def existing_note(self, col: Collection, note: str) -> str:
         """The vault-relative path of an existing file named by a path (vault-relative, with or
@@ -62,9 +74,9 @@ class NoteAccessMixin(RetrievalMixin):
                 raise UnsafePathError(f"unusable path: {exc}") from None
             if is_file(path):
                 return self._allowed(path.relative_to(root).as_posix())
-        _, vault = self.graph.vault_graph(col.name)
+        _, vault = self._graph.vault_graph(col.name)
         found = _exact_note(vault.finder, text)
-        if not is_file(self._vault_file(col, found)):
+        if not is_file(self.vault_file(col, found)):
             raise NotFoundError(f"{found} is indexed but no longer on disk (run engram update)")
         return self._allowed(found)
 
@@ -73,7 +85,7 @@ class NoteAccessMixin(RetrievalMixin):
     ) -> LinkIndex:
         """Every file of the collection's folder as the resolver sees it (optionally with one
         path taken out and one added: the vault after a move)."""
-        files = link_store.file_paths(self.db.conn, col.name)
+        files = link_store.file_paths(self._core.db.conn, col.name)
         files.discard(drop or "")
         if add:
             files.add(add)
@@ -86,14 +98,14 @@ class NoteAccessMixin(RetrievalMixin):
             )
         return rel
 
-    def _vault_file(self, col: Collection, rel: str) -> Path:
+    def vault_file(self, col: Collection, rel: str) -> Path:
+        """The file of a vault-relative path, never outside the vault."""
         return safe_join(col.path, rel)
 
-    def _snapshot(
-        self, col: Collection, rel: str, expected: str | None, editable: bool
-    ) -> Snapshot:
+    def snapshot(self, col: Collection, rel: str, expected: str | None, editable: bool) -> Snapshot:
+        """The file as read now, checked against the caller's `expected` hash."""
         try:
-            snap = atomic.snapshot(self._vault_file(col, rel))
+            snap = atomic.snapshot(self.vault_file(col, rel))
         except (FileNotFoundError, NotADirectoryError):
             raise NotFoundError(f"no file {rel} in {col.name}") from None
         except IsADirectoryError:
@@ -104,7 +116,7 @@ class NoteAccessMixin(RetrievalMixin):
             raise InvalidInputError(f"{rel} cannot be edited as text: {snap.why}")
         return snap
 
-    def _write_one(
+    def write_one(
         self,
         col: Collection,
         operation: str,
@@ -115,8 +127,9 @@ class NoteAccessMixin(RetrievalMixin):
         dry_run: bool,
         replacements: int | None = None,
     ) -> NoteChange:
+        """Write one file's new text (unless `dry_run`) and say what changed."""
         changed = after != before
-        data = self._bounded(rel, snap.encode(after))
+        data = self.bounded(rel, snap.encode(after))
         sha = sha256_hex(data) if changed else snap.sha256
         files = (
             (FileChange("modify", rel, None, snap.sha256, sha, unified(before, after, rel, rel)),)
@@ -125,14 +138,14 @@ class NoteAccessMixin(RetrievalMixin):
         )
         if changed and not dry_run:
             journal.commit(col.path, [Change(rel, data, snap.sha256)], f"note {operation} {rel}")
-            self._reindex(col, {rel})
+            self.reindex(col, {rel})
         return NoteChange(
             operation, col.name, rel, None, sha, dry_run, changed, files, replacements
         )
 
-    def _bounded(self, rel: str, data: bytes) -> bytes:
+    def bounded(self, rel: str, data: bytes) -> bytes:
         """`data`, unless it is larger than a note may be (InvalidInputError)."""
-        limit = self.settings.max_file_bytes
+        limit = self._core.settings.max_file_bytes
         if len(data) > limit:
             raise InvalidInputError(
                 f"{rel} would be {len(data):,} bytes, over the {limit:,}-byte limit for a note "
@@ -141,9 +154,9 @@ class NoteAccessMixin(RetrievalMixin):
             )
         return data
 
-    def _reindex(self, col: Collection, paths: Iterable[str]) -> None:
+    def reindex(self, col: Collection, paths: Iterable[str]) -> None:
         """Index the touched paths now, so search and the graph see the write at once."""
-        self.update([col.name], only_paths={col.name: set(paths)})
+        self._update([col.name], only_paths={col.name: set(paths)})
 
 
 def check_expected(rel: str, actual: str, expected: str) -> None:

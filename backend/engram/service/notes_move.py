@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from engram.config import Collection
 from engram.errors import ConflictError, InvalidInputError, NotFoundError
-from engram.service.notes import NoteWriteMixin
 from engram.service.notes_base import exists, is_dir, plural
 from engram.service.notes_preview import DiskView, SourceLinks, disk_view, links_on_disk
 from engram.store import edits as edit_store
@@ -26,11 +26,22 @@ from engram.vault.journal import Change
 from engram.vault.relink import StoredLink, relink
 from engram.vault.resolve import LinkIndex, link_key
 
+if TYPE_CHECKING:
+    from engram.index.indexer import UpdateReport
+    from engram.service.core import Core
+    from engram.service.notes_base import NoteAccess
+
 PLAN_ATTEMPTS = 3
 
 
-class NoteMoveMixin(NoteWriteMixin):
-    """note_move."""
+class NoteMover:
+    """note_move: over the index `core`, through the note `access` every write shares,
+    bringing the collection up to date with `update` before planning."""
+
+    def __init__(self, core: Core, access: NoteAccess, update: Callable[..., UpdateReport]) -> None:
+        self._core = core
+        self._access = access
+        self._update = update
 
     def note_move(
         self,
@@ -43,25 +54,25 @@ class NoteMoveMixin(NoteWriteMixin):
     ) -> NoteChange:
         """Move or rename a note (or any vault file) to `new_path` (vault-relative; a trailing
         `/` or an existing folder keeps the name) and rewrite every link to it, all at once."""
-        col = self.notes_collection(collection)
+        col = self._access.notes_collection(collection)
         # A move brings the index up to date (every link of the vault known and current); a
         # dry run changes nothing, the index included, and reads what changed from disk.
         view = self._disk_view(col) if dry_run else None
         if view is None:
-            self.update([col.name])
-        old = self.existing_note(col, note)
+            self._update([col.name])
+        old = self._access.existing_note(col, note)
         new = self._move_target(col, old, new_path)
         if new == old:
-            snap = self._snapshot(col, old, expected_hash, editable=False)
+            snap = self._access.snapshot(col, old, expected_hash, editable=False)
             return NoteChange(
                 "move", col.name, old, old, snap.sha256, dry_run, False, message="already there"
             )
         for _ in range(PLAN_ATTEMPTS):
-            snap = self._snapshot(col, old, expected_hash, editable=False)
+            snap = self._access.snapshot(col, old, expected_hash, editable=False)
             planned = self._plan_move(col, old, new, snap, view)
             if isinstance(planned, set):  # notes changed since they were indexed (or read)
                 if view is None:
-                    self._reindex(col, planned)
+                    self._access.reindex(col, planned)
                 else:
                     view = self._disk_view(col)
                 continue
@@ -73,7 +84,7 @@ class NoteMoveMixin(NoteWriteMixin):
         touched = sum(1 for f in files if f.links)
         if not dry_run:
             journal.commit(col.path, changes, f"note move {old} -> {new}")
-            self._reindex(col, {old, new, *(f.path for f in files)})
+            self._access.reindex(col, {old, new, *(f.path for f in files)})
         return NoteChange(
             "move",
             col.name,
@@ -96,31 +107,35 @@ class NoteMoveMixin(NoteWriteMixin):
         name = posixpath.basename(old)
         folder = text.rstrip("/")
         if text.endswith("/") or (
-            folder and not folder.startswith("/") and is_dir(self._vault_file(col, folder))
+            folder and not folder.startswith("/") and is_dir(self._access.vault_file(col, folder))
         ):
             text = f"{folder}/{name}"
         rel = names.check_path(text, keep_name=name)
         if old.lower().endswith(".md"):
             rel = names.note_file(rel)
-        target = self._vault_file(col, rel)  # refuses a path leaving the vault
-        if exists(target) and rel != old and not _same_file(self._vault_file(col, old), target):
+        target = self._access.vault_file(col, rel)  # refuses a path leaving the vault
+        if (
+            exists(target)
+            and rel != old
+            and not _same_file(self._access.vault_file(col, old), target)
+        ):
             raise ConflictError(f"{rel} already exists; nothing was moved")
         return rel
 
     def _disk_view(self, col: Collection) -> DiskView:
-        return disk_view(self.db.conn, col, self.settings.max_file_bytes)
+        return disk_view(self._core.db.conn, col, self._core.settings.max_file_bytes)
 
     def _plan_move(
         self, col: Collection, old: str, new: str, snap: Snapshot, view: DiskView | None
     ) -> set[str] | tuple[list[Change], list[FileChange]]:
         """The changes of a move, or the notes to re-index (or, for a dry run over `view`,
         to read) again first: their text is not the one the links were read from."""
-        conn = self.db.conn
+        conn = self._core.db.conn
         doc = edit_store.document_id(conn, col.name, old)
         doc_id = doc[0] if doc else None
         if view is None:
             by_source = self._indexed_links(col, old, new, doc_id)
-            after = self.vault_index(col, drop=old, add=new)
+            after = self._access.vault_index(col, drop=old, add=new)
         else:
             by_source = links_on_disk(conn, col, old, new, doc_id, view, self._read_if_there(col))
             after = LinkIndex.build(sorted((view.files - {old}) | {new}))
@@ -131,7 +146,7 @@ class NoteMoveMixin(NoteWriteMixin):
         moved_links = 0
         for source, (read_hash, stored) in sorted(by_source.items()):
             try:
-                current = snap if source == old else self._snapshot(col, source, None, False)
+                current = snap if source == old else self._access.snapshot(col, source, None, False)
             except NotFoundError:  # deleted since it was indexed
                 stale.add(source)
                 continue
@@ -144,7 +159,7 @@ class NoteMoveMixin(NoteWriteMixin):
             if source == old:
                 moved_text, moved_links = (text, n) if n else (None, 0)
             elif n:
-                written = self._bounded(source, current.encode(text))
+                written = self._access.bounded(source, current.encode(text))
                 changes.append(Change(source, written, current.sha256))
                 diff = unified(current.text, text, source, source)
                 files.append(
@@ -152,7 +167,7 @@ class NoteMoveMixin(NoteWriteMixin):
                 )
         if stale:
             return stale
-        data = None if moved_text is None else self._bounded(new, snap.encode(moved_text))
+        data = None if moved_text is None else self._access.bounded(new, snap.encode(moved_text))
         changes.append(Change(new, data, snap.sha256, source=old))
         before = snap.text if snap.text is not None else ""
         diff = unified(before, moved_text if moved_text is not None else before, old, new)
@@ -165,7 +180,7 @@ class NoteMoveMixin(NoteWriteMixin):
     ) -> SourceLinks:
         """The stored links a move may change, by note, with the hash they were indexed at."""
         rows = edit_store.links_for_move(
-            self.db.conn, col.name, old, doc_id, link_key(old), link_key(new)
+            self._core.db.conn, col.name, old, doc_id, link_key(old), link_key(new)
         )
         out: SourceLinks = {}
         for r in rows:
@@ -179,7 +194,7 @@ class NoteMoveMixin(NoteWriteMixin):
     def _read_if_there(self, col: Collection) -> Callable[[str], Snapshot | None]:
         def read(rel: str) -> Snapshot | None:
             try:
-                return self._snapshot(col, rel, None, False)
+                return self._access.snapshot(col, rel, None, False)
             except (NotFoundError, InvalidInputError):
                 return None
 

@@ -157,9 +157,6 @@ INTERNAL: dict[str, str] = {
     "graph_files": "graph-index.json, export, typed neighbours, colours (service/graph_files.py)",
     "ledger": "the raw ledger, observe and the archive (service/ledger.py)",
     "reflections": "weekly reflections (service/reflect.py); the daemon's weekly check",
-    "notes_collection": "the collection a note write is about",
-    "existing_note": "a note of a collection from human input",
-    "vault_index": "the vault's link index",
     "vault_collection": "the collection of a vault folder (engram serve --vault)",
     "vault_name": "the collection of a vault name or folder",
     "note_path": "a client's note path, refused outside the vault",
@@ -169,7 +166,6 @@ INTERNAL: dict[str, str] = {
     "sync_engine": "the sync engine (the daemon's sync loop drives it)",
     "sync_configured": "whether a vault syncs",
     "keyring_source": "where the Convex token is read (given by the composition root)",
-    "keyring": "the platform keyring, looked up once",
     "sync_backoff": "the sync client's retry delays (tests shorten them)",
     "sync_timeout": "the sync client's time limit (tests shorten it)",
 }

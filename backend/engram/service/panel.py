@@ -4,28 +4,44 @@ from __future__ import annotations
 
 import json
 from pathlib import PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engram.errors import EngramError, NotFoundError, UnavailableError
-from engram.service.memory_recall import MemoryRecallMixin
-from engram.service.upkeep import UpkeepMixin
 from engram.store import admin
 from engram.store import vectors as vector_store
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from engram.memory.model import Fact
+    from engram.search.results import SearchResult
+    from engram.service.core import Core
 
 MAX_BACKLINKS = 200
 RELATED = 5
 
 
-class PanelMixin(MemoryRecallMixin, UpkeepMixin):
-    """note_panel."""
+class PanelService:
+    """note_panel: over the index `core`, with the fact a note holds (`fact_get`) and the
+    notes nearest it by meaning (`related_notes`)."""
+
+    def __init__(
+        self,
+        core: Core,
+        fact_get: Callable[[str, str | None], Fact],
+        related_notes: Callable[[str, str, int], list[SearchResult]],
+    ) -> None:
+        self._core = core
+        self._fact_get = fact_get
+        self._related_notes = related_notes
 
     def note_panel(self, collection: str, rel: str) -> dict[str, Any]:
         """What the fact panel shows for a note: properties, the fact it holds, backlinks with
         context, related notes by meaning, and index coverage."""
         from engram.graph import links
 
-        col = self.require_collection(collection)
-        conn = self.db.conn
+        col = self._core.require_collection(collection)
+        conn = self._core.db.conn
         row = admin.document_by_path(conn, collection, rel)
         if row is None and not (col.path / rel).is_file():
             raise NotFoundError(f"no note at {rel!r} in {collection}")
@@ -64,16 +80,16 @@ class PanelMixin(MemoryRecallMixin, UpkeepMixin):
         }
 
     def _fact_in(self, collection: str, rel: str) -> dict[str, Any] | None:
-        if self.settings.vault(collection) is None:
+        if self._core.settings.vault(collection) is None:
             return None
         try:
-            return self.fact_get(rel, vault=collection).to_dict()
+            return self._fact_get(rel, collection).to_dict()
         except NotFoundError:
             return None
 
     def _related(self, collection: str, rel: str) -> list[dict[str, Any]]:
         try:
-            found = self.related_notes(collection, rel, RELATED)
+            found = self._related_notes(collection, rel, RELATED)
         except (UnavailableError, EngramError):
             return []
         return [{"path": r.path, "title": r.title, "score": round(r.score, 4)} for r in found]

@@ -17,14 +17,14 @@ from typing import TYPE_CHECKING, Any
 
 from engram.config import Settings
 from engram.errors import ConflictError, UnavailableError
-from engram.service.memory import MemoryMixin
-from engram.service.semantic import SemanticMixin
 from engram.store import documents as docs
 from engram.store import rebuild as store
 from engram.store import vectors
 
 if TYPE_CHECKING:
     from engram.index.indexer import UpdateReport
+    from engram.service.core import Core
+    from engram.service.engram import Engram
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
 IN_USE_HINT = (
@@ -81,16 +81,27 @@ class RebuildReport:
         }
 
 
-class RebuildMixin(MemoryMixin, SemanticMixin):
-    """rebuild."""
+class RebuildService:
+    """rebuild: of the index `core`, building the new file with a facade `engram_for` makes
+    for other settings, then `forget` drops this process's caches of the old file."""
+
+    def __init__(
+        self,
+        core: Core,
+        engram_for: Callable[[Settings], Engram],
+        forget: Callable[[], None],
+    ) -> None:
+        self._core = core
+        self._engram_for = engram_for
+        self._forget = forget
 
     def rebuild(self, progress: Progress | None = None) -> RebuildReport:
         """Make every derived table again from the files in a new index file and swap it in;
         ConflictError while another process has the index open."""
         started = time.perf_counter()
-        path = self.settings.db_path
-        build = replace(self.settings, index_name=f"{self.settings.index_name}.rebuild")
-        self.close()  # this process's own connections must not hold the old file
+        path = self._core.settings.db_path
+        build = replace(self._core.settings, index_name=f"{self._core.settings.index_name}.rebuild")
+        self._core.close()  # this process's own connections must not hold the old file
         notes: list[str] = []
         old = self._old_index(notes) if path.exists() else None
         try:
@@ -109,13 +120,12 @@ class RebuildMixin(MemoryMixin, SemanticMixin):
         finally:
             if old is not None:
                 old.close()
-        self._vindex = None  # in-process caches keyed by generations the new file restarts
-        self.graph.forget()
+        self._forget()  # in-process caches keyed by generations the new file restarts
         return replace(report, notes=tuple(notes), seconds=time.perf_counter() - started)
 
     def _old_index(self, notes: list[str]) -> store.OldIndex | None:
         try:
-            return store.OldIndex(self.settings.db_path)
+            return store.OldIndex(self._core.settings.db_path)
         except store.InUseError:
             raise ConflictError("another process has the index open", IN_USE_HINT) from None
         except store.Unreadable as exc:
@@ -134,8 +144,7 @@ class RebuildMixin(MemoryMixin, SemanticMixin):
     ) -> RebuildReport:
         """The new index, complete and sealed, at `build.db_path`."""
         store.remove(build.db_path)  # what a crashed rebuild left
-        builder = type(self)(build, embedder=self._embedder)
-        builder.clock = self.clock
+        builder = self._engram_for(build)
         try:
             carried = store.Carried({}, frozenset())
             if old is not None:
@@ -150,7 +159,7 @@ class RebuildMixin(MemoryMixin, SemanticMixin):
             )
             with builder.db.write() as conn:
                 queued = store.queue_deletes(conn, set(carried.fact_ids) - store.fact_ids(conn))
-            chunks = builder._rechunk(progress, notes) if carried.rows.get("vectors") else None
+            chunks = _rechunk(builder, progress, notes) if carried.rows.get("vectors") else None
             report = RebuildReport(
                 update,
                 carried.rows,
@@ -169,20 +178,21 @@ class RebuildMixin(MemoryMixin, SemanticMixin):
         store.seal(build.db_path)
         return report
 
-    def _rechunk(self, progress: Progress | None, notes: list[str]) -> int | None:
-        """Chunk every document again with the model the kept vectors came from; passages
-        whose text hash has a vector keep it. None when that model is not at hand."""
-        from engram.index import embed as embedding
 
-        try:
-            embedder = self.embedder()
-        except UnavailableError as exc:
-            notes.append(f"passages not re-chunked ({exc.message}): engram embed will")
-            return None
-        if embedder.model_id != docs.get_meta(self.db.conn, "embed_model"):
-            notes.append(
-                "passages not re-chunked: the vectors are of another model than the one "
-                "configured (engram embed re-embeds with it)"
-            )
-            return None
-        return embedding.chunk(self.db, embedder, progress=progress, pool=self.parse_pool).chunks
+def _rechunk(builder: Engram, progress: Progress | None, notes: list[str]) -> int | None:
+    """Chunk every document again with the model the kept vectors came from; passages
+    whose text hash has a vector keep it. None when that model is not at hand."""
+    from engram.index import embed as embedding
+
+    try:
+        embedder = builder.embedder()
+    except UnavailableError as exc:
+        notes.append(f"passages not re-chunked ({exc.message}): engram embed will")
+        return None
+    if embedder.model_id != docs.get_meta(builder.db.conn, "embed_model"):
+        notes.append(
+            "passages not re-chunked: the vectors are of another model than the one "
+            "configured (engram embed re-embeds with it)"
+        )
+        return None
+    return embedding.chunk(builder.db, embedder, progress=progress, pool=builder.parse_pool).chunks

@@ -11,20 +11,23 @@ import functools
 import socket
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engram.config import DEFAULT_SYNC_INTERVAL, SyncSettings
 from engram.errors import InvalidInputError, NotFoundError, UnavailableError
 from engram.memory.model import LIFECYCLE_STATES
 from engram.secrets import KeyringLike, Secret, secret_file
 from engram.service.memory import VaultCtx
-from engram.service.memory_recall import MemoryRecallMixin
 from engram.service.sync_local import VaultSync, indexed_fact
 from engram.store import facts as facts_store
 from engram.store import sync as sync_store
 from engram.sync.client import Backoff, ConvexClient
 from engram.sync.engine import SyncEngine, SyncReport
 from engram.sync.payload import content_hash, normalized, payload_of, remote_fields
+
+if TYPE_CHECKING:
+    from engram.service.core import Core
+    from engram.service.memory_write import MemoryWriteMixin
 
 SERVICE = "engram-convex"
 NOT_CONFIGURED = "sync is not configured: run engram sync init --url URL (docs/convex.md)"
@@ -35,11 +38,23 @@ async def _inline(fn: Callable[[], Any]) -> Any:
     return fn()
 
 
-class SyncMixin(MemoryRecallMixin):
-    """sync init / now / status, and searching the facts in Convex."""
+class SyncService:
+    """sync init / now / status, and searching the facts in Convex: over the index `core`,
+    with the vault a call names (`vault`) and the `memory` whose fact notes a sync reads and
+    writes; credentials in the keyring `core` was given."""
 
     sync_timeout: float = 15.0
     sync_backoff: Backoff = Backoff()
+
+    def __init__(
+        self,
+        core: Core,
+        vault: Callable[[str | None], VaultCtx],
+        memory: MemoryWriteMixin,
+    ) -> None:
+        self._core = core
+        self._vault = vault
+        self._memory = memory
 
     def sync_configured(self, vault: str | None = None) -> bool:
         """True when the vault's facts sync with Convex."""
@@ -87,7 +102,7 @@ class SyncMixin(MemoryRecallMixin):
             vaults[v.name] = {**(vaults.get(v.name) or {}), "sync": spec}
             raw["vaults"] = vaults
 
-        self.edit_config(change)
+        self._core.edit_config(change)
         return {
             "vault": v.name,
             **spec,
@@ -104,7 +119,7 @@ class SyncMixin(MemoryRecallMixin):
         """A sync run for a vault; `run_local` runs its index and note work (the daemon
         passes its writer), inline by default."""
         v, s = self._require_sync(vault)
-        local = VaultSync(self, v, s.device or socket.gethostname())
+        local = VaultSync(self._memory, v, s.device or socket.gethostname())
         return SyncEngine(self._client(s), local, run_local or _inline)
 
     def sync_now(
@@ -130,7 +145,7 @@ class SyncMixin(MemoryRecallMixin):
                 "reason": reason,
             }
         v, s = found
-        conn = self.db.conn
+        conn = self._core.db.conn
         meta = sync_store.meta(conn, v.name)
         return {
             "configured": True,
@@ -158,7 +173,7 @@ class SyncMixin(MemoryRecallMixin):
             found = self._sync_setup(vault)
         except NotFoundError:
             return 0
-        return 0 if found is None else sync_store.count_pending(self.db.conn, found[0].name)
+        return 0 if found is None else sync_store.count_pending(self._core.db.conn, found[0].name)
 
     def sync_check(self, vault: str | None = None) -> dict[str, Any]:
         """Compare every fact note with Convex, changing nothing: which agree, which differ,
@@ -180,7 +195,7 @@ class SyncMixin(MemoryRecallMixin):
                         return docs
 
         remote = asyncio.run(everything())
-        conn = self.db.conn
+        conn = self._core.db.conn
         q = facts_store.FactQuery(collection=v.name, states=LIFECYCLE_STATES)
         local = {
             str(row["id"]): (
@@ -228,7 +243,7 @@ class SyncMixin(MemoryRecallMixin):
 
     def _sync_setup(self, vault: str | None) -> tuple[VaultCtx, SyncSettings] | None:
         v = self._vault(vault)
-        spec = self.settings.vault(v.name)
+        spec = self._core.settings.vault(v.name)
         return None if spec is None or spec.sync is None else (v, spec.sync)
 
     def _require_sync(self, vault: str | None) -> tuple[VaultCtx, SyncSettings]:
@@ -248,13 +263,13 @@ class SyncMixin(MemoryRecallMixin):
 
     def _secret(self, url: str, which: str) -> Secret:
         account = f"{url}#{which}"
-        folder = self.settings.data_dir / "secrets"
+        folder = self._core.settings.data_dir / "secrets"
         return Secret(SERVICE, account, secret_file(folder, account, ".secret"), self.keyring)
 
     @functools.cached_property
     def keyring(self) -> KeyringLike | None:
         """The platform keyring, looked up once, when a credential is first needed."""
-        return self.keyring_source()
+        return self._core.keyring_source()
 
     @staticmethod
     async def _probe(client: ConvexClient) -> None:

@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from engram import __version__
 from engram.config import ConfigError, load_config_file
@@ -16,35 +16,54 @@ from engram.errors import InvalidInputError
 from engram.search import evaluate
 from engram.search.results import SearchResult
 from engram.service.core import Check
-from engram.service.model_health import ModelHealthMixin
 from engram.store import admin, vectors
 from engram.store import documents as docs
 from engram.store.db import driver_info
 from engram.vault import journal
 
+if TYPE_CHECKING:
+    from engram.service.core import Core
+
 LINK_SAMPLE = 500  # notes whose links `doctor` resolves again (all with --full)
 LINKS_SHOWN = 3
 
 
-class UpkeepMixin(ModelHealthMixin):
-    """status, cleanup, doctor, bench."""
+class Operations(Protocol):
+    """The facade's operations that status, doctor and bench report on or measure."""
+
+    def embedding_state(self) -> dict[str, Any]: ...
+    def model_status(self) -> dict[str, dict[str, Any]]: ...
+    def query_stages(self) -> dict[str, str]: ...
+    def model_checks(self) -> list[Check]: ...
+    def search(self, *args: Any, **kwargs: Any) -> list[SearchResult]: ...
+    def vsearch(self, *args: Any, **kwargs: Any) -> list[SearchResult]: ...
+    def query(self, *args: Any, **kwargs: Any) -> list[SearchResult]: ...
+
+
+class UpkeepService:
+    """status, language_report, cleanup, doctor, check_links, bench: over the index `core`,
+    reporting on and measuring the facade's `ops`."""
+
+    def __init__(self, core: Core, ops: Operations) -> None:
+        self._core = core
+        self._ops = ops
 
     def status(self) -> dict[str, Any]:
         """What is indexed, where, and how fresh."""
-        conn = self.db.conn
+        conn = self._core.db.conn
         counts = admin.collection_counts(conn)
-        path = self.settings.db_path
+        path = self._core.settings.db_path
         size = sum(p.stat().st_size for p in path.parent.glob(path.name + "*") if p.is_file())
         return {
             "version": __version__,
             "index": {
-                "name": self.settings.index_name,
+                "name": self._core.settings.index_name,
                 "path": str(path),
                 "bytes": size,
                 "lastUpdate": docs.get_meta(conn, "last_update"),
                 "migrations": len(admin.applied_migrations(conn)),
             },
-            "config": str(self.settings.config_file),
+            "config": str(self._core.settings.config_file),
             "collections": [
                 {
                     "name": c.name,
@@ -52,13 +71,16 @@ class UpkeepMixin(ModelHealthMixin):
                     "pattern": c.pattern,
                     "documents": counts.get(c.name, (0, None))[0],
                 }
-                for c in self.settings.collections
+                for c in self._core.settings.collections
             ],
             **admin.totals(conn),
-            "vectorSearch": {"available": self.db.vec_available, "error": self.db.vec_error},
-            "embeddings": self.embedding_state(),
-            "models": self.model_status(),
-            "queryStages": self.query_stages(),
+            "vectorSearch": {
+                "available": self._core.db.vec_available,
+                "error": self._core.db.vec_error,
+            },
+            "embeddings": self._ops.embedding_state(),
+            "models": self._ops.model_status(),
+            "queryStages": self._ops.query_stages(),
             "languages": self.language_report(),
         }
 
@@ -66,20 +88,20 @@ class UpkeepMixin(ModelHealthMixin):
         """Notes per language, and advice when the embedder does not serve a meaningful share."""
         from engram.index import languages
 
-        return languages.report(self.db.conn, self.settings.embed_model)
+        return languages.report(self._core.db.conn, self._core.settings.embed_model)
 
     def cleanup(self) -> dict[str, int]:
         """Drop documents of removed collections and orphaned texts, then compact the file."""
-        with self.db.write() as conn:
-            stale = docs.documents_outside(conn, [c.name for c in self.settings.collections])
+        with self._core.db.write() as conn:
+            stale = docs.documents_outside(conn, [c.name for c in self._core.settings.collections])
             removed = docs.delete_documents(conn, stale)
             orphans = docs.delete_orphan_content(conn)
             freed = vectors.delete_orphans(conn)
             if freed:
                 vectors.bump_generation(conn)
-        before = self.settings.db_path.stat().st_size
-        admin.vacuum(self.db.conn)
-        after = self.settings.db_path.stat().st_size
+        before = self._core.settings.db_path.stat().st_size
+        admin.vacuum(self._core.db.conn)
+        after = self._core.settings.db_path.stat().st_size
         return {
             "documentsRemoved": removed,
             "contentsRemoved": orphans,
@@ -91,69 +113,17 @@ class UpkeepMixin(ModelHealthMixin):
     def doctor(self, full: bool = False) -> list[Check]:
         """Check the installation, configuration and index; each problem with a fix. Stored
         links are resolved again for a sample of each collection's notes (all with `full`)."""
-        checks = [
-            Check(
-                "python",
-                "ok" if sys.version_info >= (3, 11) else "fail",
-                sys.version.split()[0],
-                "install Python 3.11 or newer",
-            )
-        ]
-        drv = driver_info()
-        checks.append(Check("sqlite", "ok", f"{drv.name} {drv.sqlite_version}"))
-        checks.append(
-            Check(
-                "fts5",
-                "ok" if drv.fts5 else "fail",
-                "available" if drv.fts5 else "missing",
-                None if drv.fts5 else "pip install sqlean-py (SQLite with FTS5)",
-            )
-        )
-        checks.append(
-            Check(
-                "extension loading",
-                "ok" if drv.can_load_extensions else "fail",
-                "supported" if drv.can_load_extensions else "not supported",
-                None if drv.can_load_extensions else "pip install sqlean-py",
-            )
-        )
-        try:
-            load_config_file(self.settings.config_file)
-            checks.append(Check("config", "ok", str(self.settings.config_file)))
-        except ConfigError as exc:
-            checks.append(Check("config", "fail", exc.message, "fix or remove the config file"))
-        if not self.settings.collections:
-            checks.append(
-                Check(
-                    "collections",
-                    "warn",
-                    "none configured",
-                    "engram collection add PATH --name NAME",
-                )
-            )
-        for c in self.settings.collections:
-            ok = c.path.is_dir()
-            checks.append(
-                Check(
-                    f"collection {c.name}",
-                    "ok" if ok else "fail",
-                    str(c.path),
-                    None
-                    if ok
-                    else f"the folder is gone: engram collection remove {c.name}, or restore it",
-                )
-            )
-        conn = self.db.conn
-        vec = "ok" if self.db.vec_available else "warn"
+        checks = _platform_checks() + self._config_checks()
+        vec = "ok" if self._core.db.vec_available else "warn"
         checks.append(
             Check(
                 "sqlite-vec",
                 vec,
-                "loaded" if vec == "ok" else str(self.db.vec_error),
+                "loaded" if vec == "ok" else str(self._core.db.vec_error),
                 None if vec == "ok" else "pip install sqlite-vec sqlean-py",
             )
         )
-        checks += self.model_checks()
+        checks += self._ops.model_checks()
         advice = self.language_report()["advice"]
         checks.append(
             Check(
@@ -163,30 +133,10 @@ class UpkeepMixin(ModelHealthMixin):
                 advice.split(": ", 1)[1] if advice else None,
             )
         )
-        integrity = admin.quick_check(conn)
-        checks.append(
-            Check(
-                "index integrity",
-                "ok" if integrity == "ok" else "fail",
-                integrity,
-                None
-                if integrity == "ok"
-                else "engram cleanup, or delete the index "
-                f"file {self.settings.db_path} and run engram update",
-            )
-        )
-        fts = admin.fts_integrity(conn)
-        checks.append(
-            Check(
-                "full-text index",
-                "ok" if fts is None else "fail",
-                fts or "consistent",
-                None if fts is None else "delete the index file and run engram update",
-            )
-        )
+        checks += self._index_checks()
         checks += self._write_checks()
-        checks += [self.check_links(c.name, full) for c in self.settings.collections]
-        warned = admin.documents_with_warnings(conn, limit=5)
+        checks += [self.check_links(c.name, full) for c in self._core.settings.collections]
+        warned = admin.documents_with_warnings(self._core.db.conn, limit=5)
         if warned:
             listed = ", ".join(f"{r[0]}/{r[1]}" for r in warned)
             checks.append(
@@ -198,6 +148,60 @@ class UpkeepMixin(ModelHealthMixin):
                 )
             )
         return checks
+
+    def _config_checks(self) -> list[Check]:
+        """The config file parses, and every collection's folder is there."""
+        settings = self._core.settings
+        try:
+            load_config_file(settings.config_file)
+            checks = [Check("config", "ok", str(settings.config_file))]
+        except ConfigError as exc:
+            checks = [Check("config", "fail", exc.message, "fix or remove the config file")]
+        if not settings.collections:
+            checks.append(
+                Check(
+                    "collections",
+                    "warn",
+                    "none configured",
+                    "engram collection add PATH --name NAME",
+                )
+            )
+        for c in settings.collections:
+            ok = c.path.is_dir()
+            checks.append(
+                Check(
+                    f"collection {c.name}",
+                    "ok" if ok else "fail",
+                    str(c.path),
+                    None
+                    if ok
+                    else f"the folder is gone: engram collection remove {c.name}, or restore it",
+                )
+            )
+        return checks
+
+    def _index_checks(self) -> list[Check]:
+        """SQLite's own integrity check and FTS5's, each with its repair."""
+        conn = self._core.db.conn
+        integrity = admin.quick_check(conn)
+        fts = admin.fts_integrity(conn)
+        return [
+            Check(
+                "index integrity",
+                "ok" if integrity == "ok" else "fail",
+                integrity,
+                None
+                if integrity == "ok"
+                else "engram cleanup, or delete the index "
+                f"file {self._core.settings.db_path} and run engram update",
+            ),
+            Check(
+                "full-text index",
+                "ok" if fts is None else "fail",
+                fts or "consistent",
+                None if fts is None else "delete the index file and run engram update",
+            ),
+        ]
 
     def _write_checks(self) -> list[Check]:
         """Interrupted writes: settled when the index opened, still open, temp files left."""
@@ -214,9 +218,9 @@ class UpkeepMixin(ModelHealthMixin):
                 + (f"; unknown temporary files kept: {', '.join(r.kept)}" if r.kept else ""),
                 "compare those files with what you expect" if r.changed or r.kept else None,
             )
-            for r in self.recovered
+            for r in self._core.recovered
         ]
-        for c in self.settings.collections:
+        for c in self._core.settings.collections:
             if not c.path.is_dir():
                 continue
             running = journal.pending(c.path)
@@ -248,7 +252,7 @@ class UpkeepMixin(ModelHealthMixin):
         with `full`) resolve as they would now? (see index/verify.py)"""
         from engram.index import verify
 
-        conn = self.db.conn
+        conn = self._core.db.conn
         ids = admin.document_ids(conn, collection)
         sample = None if full or len(ids) <= LINK_SAMPLE else random.sample(ids, LINK_SAMPLE)
         found = verify.link_drift(conn, collection, sample)
@@ -294,9 +298,9 @@ class UpkeepMixin(ModelHealthMixin):
         `expand`/`rerank` apply to mode `query`.
         """
         searchers: dict[str, Callable[..., list[SearchResult]]] = {
-            "search": self.search,
-            "vsearch": self.vsearch,
-            "query": partial(self.query, expand=expand, rerank=rerank),
+            "search": self._ops.search,
+            "vsearch": self._ops.vsearch,
+            "query": partial(self._ops.query, expand=expand, rerank=rerank),
         }
         if mode not in searchers:
             raise InvalidInputError(f"unknown mode {mode!r}; use one of: {', '.join(searchers)}")
@@ -329,6 +333,32 @@ class UpkeepMixin(ModelHealthMixin):
             "p50_ms": evaluate.percentile(latencies, 50),
             "p95_ms": evaluate.percentile(latencies, 95),
         }
+
+
+def _platform_checks() -> list[Check]:
+    """Python's version and what the SQLite driver can do (FTS5, loading extensions)."""
+    drv = driver_info()
+    return [
+        Check(
+            "python",
+            "ok" if sys.version_info >= (3, 11) else "fail",
+            sys.version.split()[0],
+            "install Python 3.11 or newer",
+        ),
+        Check("sqlite", "ok", f"{drv.name} {drv.sqlite_version}"),
+        Check(
+            "fts5",
+            "ok" if drv.fts5 else "fail",
+            "available" if drv.fts5 else "missing",
+            None if drv.fts5 else "pip install sqlean-py (SQLite with FTS5)",
+        ),
+        Check(
+            "extension loading",
+            "ok" if drv.can_load_extensions else "fail",
+            "supported" if drv.can_load_extensions else "not supported",
+            None if drv.can_load_extensions else "pip install sqlean-py",
+        ),
+    ]
 
 
 def _count(n: int, noun: str) -> str:
