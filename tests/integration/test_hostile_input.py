@@ -94,24 +94,41 @@ def test_update_with_an_alias_bomb_finishes_in_worker_processes(
     assert '"path": "bomb.md"' in found.stdout
 
 
+# Linux keeps a process's peak RSS across exec, and subprocess starts children with vfork, so
+# a child measured directly reports this test process's own peak whenever that is the larger
+# (an earlier test that loaded a model made it fail). A small intermediary forks the command
+# from its own fresh memory and reports that child's peak alone.
+_MEASURE = (
+    "import os, sys\n"
+    "pid = os.fork()\n"
+    "if pid == 0:\n"
+    "    os.execv(sys.argv[2], sys.argv[2:])\n"
+    "_, status, usage = os.wait4(pid, 0)\n"
+    "open(sys.argv[1], 'w').write(str(usage.ru_maxrss))\n"
+    "sys.exit(os.waitstatus_to_exitcode(status) & 0xFF)\n"
+)
+
+
 def peak_rss_mb(args: list[str], env: dict[str, str], timeout: float) -> tuple[int, bytes, float]:
     """Run a command; (exit status, output, its peak RSS in MB) from the kernel's rusage."""
     out_path = Path(env["XDG_DATA_HOME"]) / "out.log"
     out_path.parent.mkdir(parents=True, exist_ok=True)
+    peak_path = out_path.with_name("peak_kb")
     with out_path.open("wb") as out:
-        proc = subprocess.Popen(args, env=env, stdout=out, stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + timeout
-    while True:
-        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-        if pid:
-            break
-        if time.monotonic() > deadline:
-            proc.kill()
-            proc.wait()
-            raise AssertionError(f"{args} still running after {timeout}s")
-        time.sleep(0.1)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    return proc.returncode, out_path.read_bytes(), usage.ru_maxrss / 1024
+        proc = subprocess.Popen(
+            [sys.executable, "-c", _MEASURE, str(peak_path), *args],
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    try:
+        code = proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        raise AssertionError(f"{args} still running after {timeout}s") from None
+    return code, out_path.read_bytes(), int(peak_path.read_text()) / 1024
 
 
 def test_update_peak_memory_with_an_alias_bomb_is_bounded(
