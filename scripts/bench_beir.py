@@ -7,7 +7,12 @@ Reads each set from outside the repository (never copied into it): SciFact from
 environment and runs `engram bench` for each mode asked, one line per set and mode.
 
     python scripts/bench_beir.py [--set scifact|arguana|nfcorpus|all] [--modes search,vsearch]
-                                 [--embed] [--data DIR] [--work DIR]
+                                 [--embed] [--data DIR] [--work DIR] [--sample N]
+
+`--sample N` indexes N documents instead of the whole corpus: every document the test qrels
+judge plus a fixed random sample of the rest (the same on every run and for every model), for
+comparing models where embedding the whole corpus takes hours. Its scores are higher than the
+whole corpus's (fewer distractors): compare them only with each other.
 
 ArguAna's queries are corpus documents: the line marked `self` leaves a query's own document
 out of its ranking (BEIR's and MTEB's convention, which the published figures use); the other
@@ -21,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import subprocess
 import sys
 import tempfile
@@ -62,8 +68,18 @@ def queries_file(data: Path) -> Path:
     return test if test.exists() else data / "queries.jsonl"
 
 
-def write_vault(corpus: Path, vault: Path) -> int:
-    """One markdown note per corpus document; return how many were written."""
+def sample_ids(corpus: Path, qrels: Path, size: int) -> set[str]:
+    """Every document the qrels judge plus a seeded random sample of the rest, `size` in all."""
+    judged = {doc for docs in evaluate.load_qrels(qrels).values() for doc in docs}
+    with corpus.open(encoding="utf-8") as fh:
+        rest = sorted({json.loads(line)["_id"] for line in fh if line.strip()} - judged)
+    # A fixed seed over a sorted list: the same sample on every run, machine and model.
+    extra = random.Random(17).sample(rest, max(0, min(size - len(judged), len(rest))))
+    return judged | set(extra)
+
+
+def write_vault(corpus: Path, vault: Path, keep: set[str] | None = None) -> int:
+    """One markdown note per corpus document (only those in `keep` if given); return the count."""
     vault.mkdir(parents=True, exist_ok=True)
     count = 0
     with corpus.open(encoding="utf-8") as fh:
@@ -71,6 +87,8 @@ def write_vault(corpus: Path, vault: Path) -> int:
             if not line.strip():
                 continue
             doc = json.loads(line)
+            if keep is not None and doc["_id"] not in keep:
+                continue
             note = vault / f"{doc['_id']}.md"
             text = f"# {doc.get('title', '').strip()}\n\n{doc.get('text', '').strip()}\n"
             if not note.exists() or note.read_text(encoding="utf-8") != text:
@@ -107,7 +125,9 @@ def line(name: str, mode: str, r: dict[str, float], latency: str) -> str:
     )
 
 
-def bench_set(name: str, data: Path, work: Path, modes: list[str], embed: bool) -> None:
+def bench_set(
+    name: str, data: Path, work: Path, modes: list[str], embed: bool, sample: int | None = None
+) -> None:
     """Build the set's vault and index, then print one line per mode."""
     if not (data / "corpus.jsonl").exists():
         print(f"{name:>9}: no data at {data} (see scripts/fetch_bench.py and docs/bench-data.md)")
@@ -127,8 +147,10 @@ def bench_set(name: str, data: Path, work: Path, modes: list[str], embed: bool) 
             env["ENGRAM_EMBED_MODEL"] = str(cached / sources.DEFAULT_FILE)
     engram = [sys.executable, "-m", "engram"]
     vault = work / "vault"
-    n = write_vault(data / "corpus.jsonl", vault)
-    print(f"{name:>9}: {n} documents -> {vault}")
+    qrels = data / "qrels" / "test.tsv"
+    keep = sample_ids(data / "corpus.jsonl", qrels, sample) if sample else None
+    n = write_vault(data / "corpus.jsonl", vault, keep)
+    print(f"{name:>9}: {n} documents{' (sample)' if keep else ''} -> {vault}")
     if name not in run([*engram, "collection", "list"], env):
         run([*engram, "collection", "add", str(vault), "--name", name, "--no-index"], env)
     started = time.perf_counter()
@@ -138,7 +160,6 @@ def bench_set(name: str, data: Path, work: Path, modes: list[str], embed: bool) 
         started = time.perf_counter()
         done = run([*engram, "embed"], env).strip()
         print(f"{name:>9}: embed: {done} (wall {time.perf_counter() - started:.1f}s)")
-    qrels = data / "qrels" / "test.tsv"
     for mode in modes:
         with tempfile.TemporaryDirectory() as tmp:
             run_file = Path(tmp) / "run.trec"
@@ -161,14 +182,16 @@ def main() -> None:
     ap.add_argument("--work", type=Path, help="Work folder (default /tmp/engram-bench-<set>).")
     ap.add_argument("--modes", default="search")
     ap.add_argument("--embed", action="store_true", help="Run `engram embed` before benching.")
+    ap.add_argument("--sample", type=int, help="Index N documents: all judged ones, then random.")
     args = ap.parse_args()
     names = list(SETS) if args.set == "all" else [args.set]
     if (args.data or args.work) and len(names) > 1:
         sys.exit("--data and --work apply to one set; drop them or name the set with --set")
     for name in names:
         data = args.data or SETS[name]
-        work = args.work or Path(f"/tmp/engram-bench-{name}")
-        bench_set(name, data, work, args.modes.split(","), args.embed)
+        suffix = f"-{args.sample}" if args.sample else ""  # never mixed with the whole corpus
+        work = args.work or Path(f"/tmp/engram-bench-{name}{suffix}")
+        bench_set(name, data, work, args.modes.split(","), args.embed, args.sample)
 
 
 if __name__ == "__main__":

@@ -96,3 +96,19 @@ def test_self_excluded_scores_drop_only_the_querys_own_document(tmp_path: Path) 
     qrels.write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td2\t1\n")
     r = bench_beir.self_excluded(run, qrels)
     assert r["ndcg@10"] == pytest.approx(1.0) and r["mrr@10"] == pytest.approx(1.0)
+
+
+def test_sample_keeps_every_judged_document_and_is_the_same_each_run(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(f'{{"_id": "d{i}", "text": "t"}}\n' for i in range(50)))
+    qrels = tmp_path / "test.tsv"
+    qrels.write_text("query-id\tcorpus-id\tscore\nq1\td3\t1\nq2\td41\t1\nq2\td7\t0\n")
+    kept = bench_beir.sample_ids(corpus, qrels, 10)
+    assert len(kept) == 10 and {"d3", "d41", "d7"} <= kept
+    assert bench_beir.sample_ids(corpus, qrels, 10) == kept
+    # Never fewer than the judged documents, whatever the size asked.
+    assert bench_beir.sample_ids(corpus, qrels, 2) == {"d3", "d41", "d7"}
+    assert len(bench_beir.sample_ids(corpus, qrels, 500)) == 50
+    vault = tmp_path / "vault"
+    assert bench_beir.write_vault(corpus, vault, kept) == 10
+    assert {p.stem for p in vault.glob("*.md")} == kept
