@@ -16,6 +16,7 @@ from engram.search.fusion import (
     blend,
     keyword_trust,
     language_trust,
+    languages_matter,
     max_rrf,
     retrieval_weight,
     rrf,
@@ -189,7 +190,7 @@ def test_language_trust_is_the_share_of_hits_a_vector_list_cannot_bridge(
     trust = language_trust(odds, hits, serves)
     assert 0.0 <= trust <= 1.0
     top = hits[:LANGUAGE_TOP]
-    if serves is None or not odds or not any(_surely_not(odds, h) for h in top):
+    if not languages_matter(serves) or not odds or not any(_surely_not(odds, h) for h in top):
         assert trust == 1.0
     if serves == EVERY and odds:
         known = [h for h in top if h not in (None, "und")]

@@ -121,6 +121,12 @@ def keyword_trust(seen: float) -> float:
     return max(0.0, min(1.0, share))
 
 
+def languages_matter(serves: frozenset[str] | None) -> bool:
+    """Whether `language_trust` can be below 1 with an embedder serving `serves`: only when it
+    serves more than one language (an English-only one cannot match across languages)."""
+    return serves is not None and (serves == EVERY or len(serves) > 1)
+
+
 def language_trust(
     odds: Mapping[str, float], hit_languages: Sequence[str | None], serves: frozenset[str] | None
 ) -> float:

@@ -82,7 +82,8 @@ def run(
     stages: dict[str, str] = {}
     notices: list[str] = []
     first = bm25.ranked(conn, q, depth, with_snippets=False)
-    odds = {} if embed is None or embed_serves is None else language.odds(q.text)
+    matter = embed is not None and fusion.languages_matter(embed_serves)
+    odds = language.odds(q.text) if matter else {}
     variants = [("original", q, ORIGINAL_WEIGHT)]
     expansions: tuple[str, ...] = ()
     raw = [-h.bm25 for h in first.hits]
