@@ -6,12 +6,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from engram.models.language import EVERY
 from engram.search.evaluate import ndcg_at
 from engram.search.fusion import (
+    FOREIGN_ODDS,
+    LANGUAGE_TOP,
     SEEN_UNTRUSTED,
     RankedList,
     blend,
     keyword_trust,
+    language_trust,
+    languages_matter,
     max_rrf,
     retrieval_weight,
     rrf,
@@ -159,3 +164,76 @@ def test_a_list_trusted_less_never_gains_places(docs: list[str], trust: float) -
     ]
     top_a = docs[0]
     assert less.index(top_a) >= full.index(top_a)
+
+
+LANGS = ["en", "de", "zh", "fr", "ru", "und", None]
+odds_of = st.dictionaries(
+    st.sampled_from(["en", "de", "zh", "fr", "ru"]), st.floats(0.0, 1.0), max_size=5
+)
+hits_of = st.lists(st.sampled_from(LANGS), max_size=2 * LANGUAGE_TOP)
+serves_of = st.one_of(
+    st.none(), st.just(EVERY), st.sets(st.sampled_from(["en", "de", "zh"])).map(frozenset)
+)
+
+
+def _surely_not(odds: dict[str, float], lang: str | None) -> bool:
+    return lang not in (None, "und") and odds.get(lang, 0.0) < FOREIGN_ODDS
+
+
+@settings(max_examples=300, deadline=None)
+@given(odds=odds_of, hits=hits_of, serves=serves_of)
+def test_language_trust_is_the_share_of_hits_a_vector_list_cannot_bridge(
+    odds: dict[str, float], hits: list[str | None], serves: frozenset[str] | None
+) -> None:
+    """Trust is in [0, 1]; only hits in a language the query is surely not in, served by the
+    embedder, lower it; an embedder of unknown languages or no language odds change nothing."""
+    trust = language_trust(odds, hits, serves)
+    assert 0.0 <= trust <= 1.0
+    top = hits[:LANGUAGE_TOP]
+    if not languages_matter(serves) or not odds or not any(_surely_not(odds, h) for h in top):
+        assert trust == 1.0
+    if serves == EVERY and odds:
+        known = [h for h in top if h not in (None, "und")]
+        foreign = sum(_surely_not(odds, h) for h in known)
+        assert trust == pytest.approx(1.0 - foreign / len(known) if known else 1.0)
+
+
+@settings(max_examples=300, deadline=None)
+@given(odds=odds_of, hits=hits_of, serves=serves_of, at=st.integers(0, 2 * LANGUAGE_TOP))
+def test_a_hit_in_the_querys_language_never_lowers_trust(
+    odds: dict[str, float], hits: list[str | None], serves: frozenset[str] | None, at: int
+) -> None:
+    """Turning one of the hits into a note in the query's likeliest language never lowers
+    the list's trust, nor does an embedder serving fewer languages."""
+    if not odds:
+        return
+    likeliest = max(odds, key=lambda k: odds[k])
+    changed = list(hits)
+    changed[at : at + 1] = [likeliest]
+    assert language_trust(odds, changed, serves) >= language_trust(odds, hits, serves) or (
+        odds[likeliest] < FOREIGN_ODDS
+    )
+    assert language_trust(odds, hits, serves) >= language_trust(odds, hits, EVERY)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    good=st.permutations([f"d{i}" for i in range(30)]),
+    noise=st.lists(st.sampled_from([f"d{i}" for i in range(40)]), unique=True, max_size=30),
+    relevant=st.sets(st.sampled_from([f"d{i}" for i in range(40)]), min_size=1, max_size=5),
+    foreign=st.sampled_from(["de", "zh"]),
+)
+def test_keywords_only_in_notes_of_another_language_never_cost_a_multilingual_vector_list(
+    good: list[str], noise: list[str], relevant: set[str], foreign: str
+) -> None:
+    """An English question whose keyword hits are all German (or Chinese) notes, with an
+    embedder serving both: the fused list scores as well as the vector list alone."""
+    odds = {"en": 0.95, "nl": 0.04, foreign: 0.001}
+    trust = language_trust(odds, [foreign] * len(noise), EVERY) if noise else 1.0
+    lists = [
+        RankedList("bm25", 2.0, tuple(noise), trust=trust),
+        RankedList("vec", 2.0, tuple(good)),
+    ]
+    fused = [f.key for f in rrf(lists)]
+    assert _ndcg(fused, relevant) == _ndcg(good, relevant)
+    assert fused[: len(good)] == good

@@ -129,6 +129,15 @@ def detect(text: str) -> str:
     return code
 
 
+def odds(text: str) -> dict[str, float]:
+    """The probability the identifier gives each language (ISO 639 code) of a short text such
+    as a query; empty without letters."""
+    sample = _NOISE.sub(" ", text[: SAMPLE_CHARS * 2])[:SAMPLE_CHARS]
+    if not any(ch.isalpha() for ch in sample):
+        return {}
+    return {str(code): float(p) for code, p in _detector().rank(sample)}
+
+
 def query_language(query: str) -> str | None:
     """The English name of a query's language when the identifier is sure of it, else None."""
     code, confidence, _ = _classify(query)

@@ -10,13 +10,17 @@ right, and the reranker more further down where it adds the most.
 A list can also carry a trust below 1, scaling both its weight and its top-rank bonus: a keyword
 list built from a small share of the query's words (a question in English over notes in German
 or Chinese matches only names and numbers) would otherwise push its noise over a good vector
-list, and its #1 would take the bonus outright.
+list, and its #1 would take the bonus outright. So would a keyword list whose hits are notes in
+another language than the query's when the embedder serves both: its vector list matches across
+the languages, the keywords only on the names and numbers the two share.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+
+from engram.models.language import EVERY, UNDETERMINED
 
 RRF_K = 60
 BONUS_FIRST = 0.05
@@ -32,6 +36,12 @@ BLEND_REST = 0.40
 # cross-lingual sets further but cost SciFact queries whose rare words no note holds.
 SEEN_UNTRUSTED = 0.4
 SEEN_TRUSTED = 0.8
+LANGUAGE_TOP = 10  # keyword hits whose languages judge the list
+# A query is surely not in a language the identifier gives it less than this chance of (short
+# queries are often not told confidently, but what they are not is): SciFact's 1,109 English
+# queries all get English at least 0.01; the 173 English cross-lingual ones get German at most
+# 0.0052 and Chinese at most 0.00002.
+FOREIGN_ODDS = 0.01
 
 
 @dataclass(frozen=True)
@@ -109,6 +119,36 @@ def keyword_trust(seen: float) -> float:
     holds (bm25.Ranking.seen)."""
     share = (seen - SEEN_UNTRUSTED) / (SEEN_TRUSTED - SEEN_UNTRUSTED)
     return max(0.0, min(1.0, share))
+
+
+def languages_matter(serves: frozenset[str] | None) -> bool:
+    """Whether `language_trust` can be below 1 with an embedder serving `serves`: only when it
+    serves more than one language (an English-only one cannot match across languages)."""
+    return serves is not None and (serves == EVERY or len(serves) > 1)
+
+
+def language_trust(
+    odds: Mapping[str, float], hit_languages: Sequence[str | None], serves: frozenset[str] | None
+) -> float:
+    """How far a keyword list can be trusted, from the languages of its first hits: the share
+    of those (whose language is known) not written in a language the query is surely not in
+    (`odds`: the identifier's probability of each language for the query) that the embedder
+    serves too, so the vector list matches them across the languages instead. `serves`: ISO
+    codes, or EVERY. 1 when the embedder's languages are not known or the query is likely in
+    a language it does not serve."""
+    if serves is None or not odds:
+        return 1.0
+    if serves != EVERY and sum(p for lang, p in odds.items() if lang in serves) < 0.5:
+        return 1.0
+    known = [lang for lang in hit_languages[:LANGUAGE_TOP] if lang and lang != UNDETERMINED]
+    if not known:
+        return 1.0
+    bridged = sum(
+        1
+        for lang in known
+        if odds.get(lang, 0.0) < FOREIGN_ODDS and (serves == EVERY or lang in serves)
+    )
+    return 1.0 - bridged / len(known)
 
 
 def retrieval_weight(rank: int) -> float:

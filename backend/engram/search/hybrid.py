@@ -14,11 +14,12 @@ from typing import Any
 import numpy as np
 
 from engram.errors import UnavailableError
+from engram.models import language
 from engram.search import bm25, fusion, passages
 from engram.search import vector as vector_search
 from engram.search.query import ParsedQuery, parse_query
 from engram.search.snippets import body_offset
-from engram.store import vectors
+from engram.store import documents, vectors
 from engram.store.search import FtsHit, content_text
 
 ORIGINAL_WEIGHT = 2.0
@@ -68,16 +69,21 @@ def run(
     expand: Expand | None,
     rerank: Rerank | None,
     min_similarity: float | None = None,
+    embed_serves: frozenset[str] | None = None,
 ) -> Outcome:
     """Rank documents for a query with every stage that is available.
 
     With `min_similarity`, a document no keyword list found must have a passage at least that
     similar to the query: a vector list ranks every document, related or not (recall uses it).
+    `embed_serves` (the embedder's languages, see `fusion.language_trust`) lets a keyword list
+    whose hits are in another language than the query's give way to the vector list.
     """
     depth = max(limit or 0, candidate_limit, 50)
     stages: dict[str, str] = {}
     notices: list[str] = []
     first = bm25.ranked(conn, q, depth, with_snippets=False)
+    matter = embed is not None and fusion.languages_matter(embed_serves)
+    odds = language.odds(q.text) if matter else {}
     variants = [("original", q, ORIGINAL_WEIGHT)]
     expansions: tuple[str, ...] = ()
     raw = [-h.bm25 for h in first.hits]
@@ -109,7 +115,7 @@ def run(
                 weight,
                 tuple(str(h.id) for h in kw.hits),
                 tuple(-h.bm25 for h in kw.hits),
-                fusion.keyword_trust(kw.seen),
+                fusion.keyword_trust(kw.seen) * language_trust(conn, kw.hits, odds, embed_serves),
             )
         )
         if embed is not None and index is not None and variant.text.strip():
@@ -156,6 +162,17 @@ def run(
             stages["rerank"] = "failed (fused order kept)"
             notices.append(f"no reranking: {exc.message}")
     return Outcome(candidates[:limit] if limit else candidates, stages, expansions, tuple(notices))
+
+
+def language_trust(
+    conn: Any, hits: list[FtsHit], odds: dict[str, float], serves: frozenset[str] | None
+) -> float:
+    """`fusion.language_trust` of a keyword list, from its first hits' recorded languages."""
+    if not odds or serves is None:
+        return 1.0
+    top = [h.id for h in hits[: fusion.LANGUAGE_TOP]]
+    known = documents.languages_of(conn, top)
+    return fusion.language_trust(odds, [known.get(i) for i in top], serves)
 
 
 def above_floor(c: Candidate, min_similarity: float) -> bool:

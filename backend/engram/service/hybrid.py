@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from engram.errors import InvalidInputError, UnavailableError
+from engram.index import languages
 from engram.models.protocols import ModelError
 from engram.search.bm25 import match_expression
 from engram.search.query import ParsedQuery
@@ -139,6 +140,7 @@ class HybridMixin(SemanticMixin):
             self._expand_fn(notices, unloaded) if expand else None,
             self._rerank_fn(notices, unloaded) if rerank else None,
             min_similarity,
+            embed_serves=languages.served(self.settings.embed_model),
         )
         stages = {**outcome.stages, **unloaded}
         notices += outcome.notices

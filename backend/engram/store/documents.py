@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -183,6 +183,20 @@ def without_language(conn: Any, limit: int, spread: bool = False) -> list[tuple[
 def set_language(conn: Any, doc_id: int, language: str) -> None:
     """Record a document's language (ISO 639 code, or "und")."""
     conn.execute("UPDATE documents SET language = ? WHERE id = ?", (language, doc_id))
+
+
+def languages_of(conn: Any, doc_ids: Sequence[int]) -> dict[int, str]:
+    """Recorded language of each of `doc_ids` that has one (ISO 639 code, or "und")."""
+    if not doc_ids:
+        return {}
+    marks = ",".join("?" * len(doc_ids))
+    return {
+        int(r[0]): str(r[1])
+        for r in conn.execute(
+            f"SELECT id, language FROM documents WHERE id IN ({marks}) AND language IS NOT NULL",
+            tuple(doc_ids),
+        )
+    }
 
 
 def language_counts(conn: Any) -> dict[str, int]:
