@@ -14,6 +14,7 @@ from engram.service.collections import CollectionsService
 from engram.service.deep import DeepSearchService
 from engram.service.graph import GraphService
 from engram.service.graph_files import GraphFiles
+from engram.service.hybrid import CANDIDATE_LIMIT, HybridService
 from engram.service.ledger import LedgerService
 from engram.service.live import LiveService
 from engram.service.memory_recall import MemoryRecallMixin
@@ -24,6 +25,8 @@ from engram.service.notes_move import NoteMover
 from engram.service.panel import PanelService
 from engram.service.rebuild import RebuildService
 from engram.service.reflect import ReflectService
+from engram.service.retrieval import DEFAULT_MAX_BYTES, RetrievalService
+from engram.service.semantic import SemanticService
 from engram.service.sync import SyncService
 from engram.service.upkeep import UpkeepService
 
@@ -41,18 +44,25 @@ if TYPE_CHECKING:
         Theme,
         UnresolvedLink,
     )
+    from engram.index import embed as embedding
     from engram.index import indexer
     from engram.memory.archive import Move
     from engram.memory.ledger_raw import AppendResult
     from engram.memory.observe import ObserveResult
     from engram.models.protocols import Embedder, Generator, Reranker
+    from engram.search.query import ParsedQuery
+    from engram.search.results import Document, SearchResult
+    from engram.search.vector import VectorHit
     from engram.secrets import KeyringLike
     from engram.service.collections import ContextEntry
     from engram.service.core import Check
     from engram.service.deep import DeepSearchResult
     from engram.service.graph_files import ColourPlan, GraphExport, TypedNeighborhood
+    from engram.service.hybrid import QueryRun
     from engram.service.rebuild import Progress, RebuildReport
     from engram.service.reflect import ReflectResult
+    from engram.store.filters import Filters
+    from engram.store.search import FtsHit
     from engram.sync.client import Backoff
     from engram.sync.engine import SyncEngine, SyncReport
     from engram.vault.changes import NoteChange
@@ -69,7 +79,10 @@ class Engram(MemoryRecallMixin):
         embedder: Embedder | None = None,
         keyring_source: Callable[[], KeyringLike | None] | None = None,
     ) -> None:
-        super().__init__(settings, embedder, keyring_source)
+        super().__init__(settings, keyring_source)
+        self._retrieval = RetrievalService(self, self.after_update)
+        self._semantic = SemanticService(self, self._retrieval, embedder)
+        self._hybrid = HybridService(self, self._retrieval, self._semantic)
         self.graph = GraphService(self, self.search)
         self.graph_files = GraphFiles(
             lambda: self.db,
@@ -102,19 +115,17 @@ class Engram(MemoryRecallMixin):
 
     def _engram_for(self, settings: Settings) -> Engram:
         """A facade over other settings with this one's models and clock (rebuild's builder)."""
-        other = type(self)(settings, embedder=self._embedder)
+        other = type(self)(settings, embedder=self._semantic.loaded_embedder())
         other.clock = self.clock
         return other
 
     def _loaded_model(self, role: str) -> Embedder | Reranker | Generator | None:
         """A role's model if this process has loaded it (status loads nothing)."""
-        return {"embed": self._embedder, "rerank": self._reranker, "generate": self._generator}[
-            role
-        ]
+        return self._semantic.loaded_embedder() if role == "embed" else self._hybrid.loaded(role)
 
     def _forget_caches(self) -> None:
         """Drop what this process keeps of the index file (it was replaced)."""
-        self._vindex = None
+        self._semantic.forget()
         self.graph.forget()
 
     def after_update(
@@ -123,14 +134,212 @@ class Engram(MemoryRecallMixin):
         specs: list[indexer.CollectionSpec],
         only_paths: dict[str, set[str]] | None,
     ) -> None:
-        """Derived work once files are indexed: the mixins' part, the links resolved, then
-        the graph index file of each vault whose graph changed."""
-        super().after_update(report, specs, only_paths)
+        """Derived work once files are indexed: the links resolved, the graph index file of
+        each vault whose graph changed, then the fact rows of the fact notes that changed."""
         self.graph.resolve_links(specs)
         try:
             self.graph_files.refresh([s.name for s in specs])
         except OSError as exc:  # a read-only vault: the index itself is fine
             log.warning("graph-index.json not written: %s", exc)
+        self._refresh_facts(report)
+
+    # -- indexing, keyword search and documents (service/retrieval.py) ---------------------
+
+    def update(
+        self,
+        collections: Iterable[str] = (),
+        progress: indexer.Progress | None = None,
+        only_paths: dict[str, set[str]] | None = None,
+        force: bool = False,
+    ) -> indexer.UpdateReport:
+        """Re-index the collections (all by default) incrementally."""
+        return self._retrieval.update(collections, progress, only_paths, force)
+
+    def parse(
+        self, query: str, collections: Iterable[str] = (), filters: Filters | None = None
+    ) -> ParsedQuery:
+        """Parse a query and merge flag filters; unknown collections are an error."""
+        return self._retrieval.parse(query, collections, filters)
+
+    def search(
+        self,
+        query: str,
+        n: int | None = 10,
+        collections: Iterable[str] = (),
+        min_score: float = 0.0,
+        full: bool = False,
+        filters: Filters | None = None,
+        with_snippets: bool = True,
+    ) -> list[SearchResult]:
+        """BM25 search: documents ranked by keyword relevance, best passage highlighted."""
+        return self._retrieval.search(
+            query, n, collections, min_score, full, filters, with_snippets
+        )
+
+    def result_from_hit(
+        self,
+        conn: Any,
+        hit: FtsHit,
+        q: ParsedQuery,
+        score: float,
+        full: bool = False,
+        with_snippet: bool = True,
+    ) -> SearchResult:
+        """A SearchResult for a matched document: snippet, line, context."""
+        return self._retrieval.result_from_hit(conn, hit, q, score, full, with_snippet)
+
+    def get(self, ref: str, from_line: int | None = None, max_lines: int | None = None) -> Document:
+        """One document by path, engram:// URI or #docid, optionally `:LINE` and a line count."""
+        return self._retrieval.get(ref, from_line, max_lines)
+
+    def multi_get(
+        self, spec: str, max_bytes: int = DEFAULT_MAX_BYTES, max_lines: int | None = None
+    ) -> list[Document]:
+        """Several documents: a glob, a comma-separated list, or #docids."""
+        return self._retrieval.multi_get(spec, max_bytes, max_lines)
+
+    # -- models, embeddings and vector search (service/semantic.py) ------------------------
+
+    def embedder(self) -> Embedder:
+        """The configured embedding model, loaded once per process."""
+        return self._semantic.embedder()
+
+    def model_spec(self, role: str) -> str | None:
+        """The configured spec of a model role (embed, rerank, generate)."""
+        return self._semantic.model_spec(role)
+
+    def model_path(self, role: str) -> Path:
+        """The local file of a role's model, or UnavailableError saying how to get it."""
+        return self._semantic.model_path(role)
+
+    def models_list(self) -> dict[str, Any]:
+        """Each role's configured model and whether it is on disk, plus every cached model."""
+        return self._semantic.models_list()
+
+    def models_pull(
+        self, spec: str | None = None, progress: Callable[[str], None] | None = None
+    ) -> dict[str, Any]:
+        """Download (and convert) a model: a spec, or the embedding model by default."""
+        return self._semantic.models_pull(spec, progress)
+
+    def models_info(self, spec: str) -> dict[str, Any]:
+        """What a GGUF says about itself (a path, a spec, or a role name)."""
+        return self._semantic.models_info(spec)
+
+    def embed(
+        self,
+        collections: Iterable[str] = (),
+        force: bool = False,
+        progress: embedding.Progress | None = None,
+        say: Callable[[str], None] | None = None,
+    ) -> embedding.EmbedReport:
+        """Chunk and embed what has no vector yet (all with `force`)."""
+        return self._semantic.embed(collections, force, progress, say)
+
+    def prepare_default_embedder(self, say: Callable[[str], None] | None = None) -> None:
+        """Pull a built-in embedding model (default."""
+        self._semantic.prepare_default_embedder(say)
+
+    def embed_if_available(
+        self, collections: Iterable[str] = (), progress: embedding.Progress | None = None
+    ) -> embedding.EmbedReport | None:
+        """Embed what changed when an embedding model and sqlite-vec are there."""
+        return self._semantic.embed_if_available(collections, progress)
+
+    def vsearch(
+        self,
+        query: str,
+        n: int | None = 10,
+        collections: Iterable[str] = (),
+        min_score: float = 0.0,
+        full: bool = False,
+        filters: Filters | None = None,
+        with_snippets: bool = True,
+        chunks: bool = False,
+    ) -> list[SearchResult]:
+        """Vector search: documents whose passages are closest in meaning to the query."""
+        return self._semantic.vsearch(
+            query, n, collections, min_score, full, filters, with_snippets, chunks
+        )
+
+    def result_from_vector_hit(
+        self,
+        conn: Any,
+        hit: VectorHit,
+        q: ParsedQuery,
+        full: bool = False,
+        with_snippet: bool = True,
+        chunks: bool = False,
+    ) -> SearchResult:
+        """A SearchResult for a document found by meaning: best passage, line, context."""
+        return self._semantic.result_from_vector_hit(conn, hit, q, full, with_snippet, chunks)
+
+    def related_notes(self, collection: str, path: str, n: int = 5) -> list[SearchResult]:
+        """Notes closest in meaning to a note (the mean of its passage vectors); no model call."""
+        return self._semantic.related_notes(collection, path, n)
+
+    def embedding_state(self) -> dict[str, Any]:
+        """Which model the stored vectors belong to, and how much is embedded."""
+        return self._semantic.embedding_state()
+
+    # -- hybrid query (service/hybrid.py) ---------------------------------------------------
+
+    def reranker(self) -> Reranker:
+        """The configured reranker, loaded once per process."""
+        return self._hybrid.reranker()
+
+    def generator(self) -> Generator:
+        """The configured query-expansion model, loaded once per process."""
+        return self._hybrid.generator()
+
+    def query(
+        self,
+        query: str,
+        n: int | None = 10,
+        collections: Iterable[str] = (),
+        min_score: float = 0.0,
+        full: bool = False,
+        filters: Filters | None = None,
+        with_snippets: bool = True,
+        **options: Any,
+    ) -> list[SearchResult]:
+        """Hybrid search results (see `query_run` for stages and notices)."""
+        return self._hybrid.query(
+            query, n, collections, min_score, full, filters, with_snippets, **options
+        )
+
+    def query_run(
+        self,
+        query: str,
+        n: int | None = 10,
+        collections: Iterable[str] = (),
+        min_score: float = 0.0,
+        full: bool = False,
+        filters: Filters | None = None,
+        with_snippets: bool = True,
+        chunks: bool = False,
+        expand: bool = True,
+        rerank: bool = True,
+        candidate_limit: int = CANDIDATE_LIMIT,
+        explain: bool = False,
+        min_similarity: float | None = None,
+    ) -> QueryRun:
+        """Expansion + BM25 + vectors, fused by RRF, reranked, blended (each if available)."""
+        return self._hybrid.query_run(
+            query,
+            n,
+            collections,
+            min_score,
+            full,
+            filters,
+            with_snippets,
+            chunks,
+            expand,
+            rerank,
+            candidate_limit,
+            explain,
+            min_similarity,
+        )
 
     # -- collections and contexts (service/collections.py) ---------------------------------
 

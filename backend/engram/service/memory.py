@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -16,11 +16,11 @@ from engram.index import indexer
 from engram.memory import adopt, daily, props
 from engram.memory import format as fmt
 from engram.memory.inputs import tier_bounds
-from engram.memory.model import Fact, utc_now
+from engram.memory.model import Fact
 from engram.memory.notes import Notes
 from engram.memory.results import VaultInfo
 from engram.memory.template import TEMPLATE_NAME, templates_folder, write_template
-from engram.service.retrieval import RetrievalMixin
+from engram.service.core import Core
 from engram.store import activity, admin
 from engram.store import documents as docs
 from engram.store import facts as facts_store
@@ -46,10 +46,8 @@ class VaultCtx:
     syncing: bool = False  # facts sync with Convex (changes are queued as they are indexed)
 
 
-class MemoryMixin(RetrievalMixin):
+class MemoryMixin(Core):
     """init, the fact index (adoption on update), fact show/list/recent."""
-
-    clock: Callable[[], dt.datetime] = staticmethod(utc_now)
 
     def init_vault(
         self,
@@ -122,22 +120,11 @@ class MemoryMixin(RetrievalMixin):
         notes = Notes(root, self.clock, self.settings.max_file_bytes)
         return VaultCtx(v.name, root, v.facts_root, v.config_dir, folder, notes, v.sync is not None)
 
-    def update(
-        self,
-        collections: Iterable[str] = (),
-        progress: indexer.Progress | None = None,
-        only_paths: dict[str, set[str]] | None = None,
-        force: bool = False,
-    ) -> indexer.UpdateReport:
-        """Re-index, then bring the fact index in step with the fact notes that changed."""
-        report = super().update(collections, progress, only_paths, force)
-        if self.settings.vaults:
-            self._refresh_facts(report)
-        return report
-
     def _refresh_facts(self, report: indexer.UpdateReport) -> None:
-        """The fact rows of the documents stored since the last refresh (by their change
-        number: an update interrupted before this step leaves them to the next one)."""
+        """Bring the fact rows in step with the documents stored since the last refresh (by
+        their change number: an update interrupted before this step leaves them to the next)."""
+        if not self.settings.vaults:
+            return
         vaults = {
             v.name: self._vault(v.name)
             for v in self.settings.vaults

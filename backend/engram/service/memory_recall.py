@@ -22,7 +22,6 @@ from engram.memory.results import (
     SessionEnd,
     WakeResult,
 )
-from engram.service.hybrid import HybridMixin
 from engram.service.memory import VaultCtx
 from engram.service.memory_write import MemoryWriteMixin
 from engram.store import activity, admin
@@ -33,7 +32,7 @@ MAX_ID_FILTER = 20_000  # beyond this many candidate facts, filter after searchi
 CONTEXT_LIMITS = {"structural": 40, "potential": 30, "contextual": 15, "search": 12}
 
 
-class MemoryRecallMixin(MemoryWriteMixin, HybridMixin):
+class MemoryRecallMixin(MemoryWriteMixin):
     """recall, memory context, daily, checkpoint, wake, end-session."""
 
     def fact_relevance(
