@@ -2,7 +2,8 @@
 
 Domain services are composed here, each given what it needs; the operations a face calls stay
 one flat set of methods (service/operations.py lists them), each a one-line hand-over to the
-service that owns it. The parts not yet split into services are still the mixin chain below.
+service that owns it. `Engram` is the core (settings, the index, the clock) and holds every
+part; no part inherits another.
 """
 
 from __future__ import annotations
@@ -11,13 +12,16 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from engram.service.collections import CollectionsService
+from engram.service.core import Core
 from engram.service.deep import DeepSearchService
 from engram.service.graph import GraphService
 from engram.service.graph_files import GraphFiles
 from engram.service.hybrid import CANDIDATE_LIMIT, HybridService
 from engram.service.ledger import LedgerService
 from engram.service.live import LiveService
-from engram.service.memory_recall import MemoryRecallMixin
+from engram.service.memory import MemoryService
+from engram.service.memory_recall import RecallService
+from engram.service.memory_write import FactWriter
 from engram.service.model_health import ModelHealthService
 from engram.service.notes import DEFAULT_SECTION, NoteWriter
 from engram.service.notes_base import NoteAccess
@@ -31,7 +35,7 @@ from engram.service.sync import SyncService
 from engram.service.upkeep import UpkeepService
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Iterable, Mapping
+    from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
     from pathlib import Path
 
     from engram.config import Settings
@@ -46,9 +50,22 @@ if TYPE_CHECKING:
     )
     from engram.index import embed as embedding
     from engram.index import indexer
+    from engram.memory import wake as wk
     from engram.memory.archive import Move
     from engram.memory.ledger_raw import AppendResult
+    from engram.memory.model import Fact
+    from engram.memory.neighbours import Neighbours
     from engram.memory.observe import ObserveResult
+    from engram.memory.results import (
+        ContextResult,
+        DailyResult,
+        LifecycleChange,
+        RecallHit,
+        SessionEnd,
+        SupersedeResult,
+        VaultInfo,
+        WakeResult,
+    )
     from engram.models.protocols import Embedder, Generator, Reranker
     from engram.search.query import ParsedQuery
     from engram.search.results import Document, SearchResult
@@ -59,6 +76,7 @@ if TYPE_CHECKING:
     from engram.service.deep import DeepSearchResult
     from engram.service.graph_files import ColourPlan, GraphExport, TypedNeighborhood
     from engram.service.hybrid import QueryRun
+    from engram.service.memory import VaultCtx
     from engram.service.rebuild import Progress, RebuildReport
     from engram.service.reflect import ReflectResult
     from engram.store.filters import Filters
@@ -70,7 +88,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-class Engram(MemoryRecallMixin):
+class Engram(Core):
     """Engram's operations over one index; the composition root builds it from Settings."""
 
     def __init__(
@@ -84,26 +102,31 @@ class Engram(MemoryRecallMixin):
         self._semantic = SemanticService(self, self._retrieval, embedder)
         self._hybrid = HybridService(self, self._retrieval, self._semantic)
         self.graph = GraphService(self, self.search)
+        self.memory = MemoryService(self, self.update)
+        self._fact_writer = FactWriter(self, self.memory)
+        self._recall = RecallService(
+            self, self.memory, self.fact_add, self.query, self.search, self.graph
+        )
         self.graph_files = GraphFiles(
             lambda: self.db,
             lambda: self.settings,
             self.graph.graph_collection,
             lambda note, col: self.graph.links(note, col).note.path,
-            self._vault,
+            self.memory.vault,
         )
         self.ledger = LedgerService(
-            self._vault,
+            self.memory.vault,
             lambda: self.clock(),
-            self._index,
+            self.memory.index,
             lambda: self.db,
             lambda: self.settings.memory.observations_keep_days,
         )
         self.reflections = ReflectService(
-            self._vault, lambda: self.clock(), self._index, lambda: self.db
+            self.memory.vault, lambda: self.clock(), self.memory.index, lambda: self.db
         )
         self._collections = CollectionsService(self)
         self._live = LiveService(self, self._collections, self.update)
-        self._sync = SyncService(self, self._vault, self)
+        self._sync = SyncService(self, self.memory, self._fact_writer)
         self._panel = PanelService(self, self.fact_get, self.related_notes)
         self._deep = DeepSearchService(self.recall, self.sync_configured, self.cloud_search)
         notes = NoteAccess(self, self.graph, self.update)
@@ -141,7 +164,7 @@ class Engram(MemoryRecallMixin):
             self.graph_files.refresh([s.name for s in specs])
         except OSError as exc:  # a read-only vault: the index itself is fine
             log.warning("graph-index.json not written: %s", exc)
-        self._refresh_facts(report)
+        self.memory.refresh_facts(report)
 
     # -- indexing, keyword search and documents (service/retrieval.py) ---------------------
 
@@ -281,6 +304,215 @@ class Engram(MemoryRecallMixin):
     def embedding_state(self) -> dict[str, Any]:
         """Which model the stored vectors belong to, and how much is embedded."""
         return self._semantic.embedding_state()
+
+    # -- memory: vaults and reading facts (service/memory.py) -------------------------------
+
+    def init_vault(
+        self,
+        path: str,
+        name: str | None = None,
+        facts_root: str | None = None,
+        config_dir: str | None = None,
+        index: bool = True,
+        template: bool = True,
+    ) -> VaultInfo:
+        """Register a folder as the default vault."""
+        return self.memory.init_vault(path, name, facts_root, config_dir, index, template)
+
+    def fact_get(self, ref: str, vault: str | None = None) -> Fact:
+        """One fact by id (or unique id prefix, file name, vault path), as its note says now."""
+        return self.memory.fact_get(ref, vault)
+
+    def fact_list(
+        self,
+        fact_type: str | None = None,
+        tag: str | None = None,
+        scope: str | None = None,
+        states: tuple[str, ...] = ("active", "dormant"),
+        tier_name: str | None = None,
+        limit: int | None = 50,
+        vault: str | None = None,
+        order: str = "created",
+    ) -> list[Fact]:
+        """Facts, newest first (or by importance), filtered by type, tag, scope, state, tier."""
+        return self.memory.fact_list(fact_type, tag, scope, states, tier_name, limit, vault, order)
+
+    def recent_facts(
+        self, limit: int = 20, fact_type: str | None = None, vault: str | None = None
+    ) -> list[Fact]:
+        """The newest live facts (for the plugin's panel and agents)."""
+        return self.memory.recent_facts(limit, fact_type, vault)
+
+    # -- memory: writing facts (service/memory_write.py) ----------------------------------
+
+    def fact_add(
+        self,
+        text: str,
+        fact_type: str | None = None,
+        title: str | None = None,
+        importance: float | None = None,
+        confidence: float | None = None,
+        tags: Iterable[str] = (),
+        entities: Iterable[str] = (),
+        scope: str | None = None,
+        source: str | None = None,
+        created_by: str | None = None,
+        supersedes: str | None = None,
+        contradicts: Iterable[str] = (),
+        vault: str | None = None,
+    ) -> Fact:
+        """Store a fact as a new note (type and importance inferred when not given)."""
+        return self._fact_writer.fact_add(
+            text,
+            fact_type,
+            title,
+            importance,
+            confidence,
+            tags,
+            entities,
+            scope,
+            source,
+            created_by,
+            supersedes,
+            contradicts,
+            vault,
+        )
+
+    def fact_update(
+        self,
+        ref: str,
+        text: str | None = None,
+        title: str | None = None,
+        fact_type: str | None = None,
+        importance: float | None = None,
+        confidence: float | None = None,
+        tags: Iterable[str] | None = None,
+        entities: Iterable[str] | None = None,
+        scope: str | None = None,
+        lifecycle: str | None = None,
+        vault: str | None = None,
+    ) -> Fact:
+        """Change a fact's note: only the named fields; a type change moves it to its folder."""
+        return self._fact_writer.fact_update(
+            ref,
+            text,
+            title,
+            fact_type,
+            importance,
+            confidence,
+            tags,
+            entities,
+            scope,
+            lifecycle,
+            vault,
+        )
+
+    def fact_archive(self, ref: str, prune: bool = False, vault: str | None = None) -> Fact:
+        """Archive a fact (it stays where it is); `prune` also moves it to the archive folder."""
+        return self._fact_writer.fact_archive(ref, prune, vault)
+
+    def fact_supersede(
+        self,
+        ref: str,
+        text: str | None = None,
+        by: str | None = None,
+        vault: str | None = None,
+        **fields: Any,
+    ) -> SupersedeResult:
+        """Replace a fact by a new one (`text`) or an existing one (`by`); both notes say so."""
+        return self._fact_writer.fact_supersede(ref, text, by, vault, **fields)
+
+    def fact_from_note(
+        self, path: str, selection: str | None = None, vault: str | None = None, **fields: Any
+    ) -> Fact:
+        """A fact from a selection of a note (a new fact citing it)."""
+        return self._fact_writer.fact_from_note(path, selection, vault, **fields)
+
+    def fact_sweep(self, dry_run: bool = False, vault: str | None = None) -> list[LifecycleChange]:
+        """Move idle facts active → dormant → archived (and recalled ones back to active)."""
+        return self._fact_writer.fact_sweep(dry_run, vault)
+
+    # -- memory: recall, context, daily notes, wake (service/memory_recall.py) -------------
+
+    def fact_relevance(
+        self, v: VaultCtx, query: str, n: int, doc_ids: Sequence[int]
+    ) -> dict[int, tuple[float, str]]:
+        """Hybrid (keyword + vector, fused) relevance of fact documents."""
+        return self._recall.fact_relevance(v, query, n, doc_ids)
+
+    def neighbours_for(self, v: VaultCtx) -> Neighbours:
+        """Neighbours over the resolved link graph."""
+        return self._recall.neighbours_for(v)
+
+    def recall(
+        self,
+        query: str = "",
+        n: int = 10,
+        fact_type: str | None = None,
+        tags: Iterable[str] = (),
+        scope: str | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        tier_name: str | None = None,
+        include_notes: bool = False,
+        states: tuple[str, ...] | None = None,
+        vault: str | None = None,
+        agent: str | None = None,
+    ) -> list[RecallHit]:
+        """Facts ranked by relevance × importance × recency (docs/memory.md has the formula)."""
+        return self._recall.recall(
+            query,
+            n,
+            fact_type,
+            tags,
+            scope,
+            since,
+            until,
+            tier_name,
+            include_notes,
+            states,
+            vault,
+            agent,
+        )
+
+    def memory_context(
+        self,
+        query: str | None = None,
+        profile: str = "default",
+        budget: int = 4000,
+        vault: str | None = None,
+        neighbours: Neighbours | None = None,
+    ) -> ContextResult:
+        """Context for an agent: facts by tier."""
+        return self._recall.memory_context(query, profile, budget, vault, neighbours)
+
+    def daily(self, day: str | None = None, vault: str | None = None) -> DailyResult:
+        """Regenerate a day's note (today by default; a date or phrase like yesterday)."""
+        return self._recall.daily(day, vault)
+
+    def checkpoint(
+        self,
+        working_on: str,
+        focus: str | None = None,
+        blocked: str | None = None,
+        urgent: bool = False,
+        vault: str | None = None,
+    ) -> wk.Checkpoint:
+        """Save what the agent is doing and raise the dirty-exit flag."""
+        return self._recall.checkpoint(working_on, focus, blocked, urgent, vault)
+
+    def wake(self, vault: str | None = None) -> WakeResult:
+        """Bootstrap context: dirty exit?."""
+        return self._recall.wake(vault)
+
+    def end_session(
+        self,
+        summary: str | None = None,
+        created_by: str | None = None,
+        vault: str | None = None,
+    ) -> SessionEnd:
+        """Clear the dirty-exit flag; with a summary, store it as a handoff fact first."""
+        return self._recall.end_session(summary, created_by, vault)
 
     # -- hybrid query (service/hybrid.py) ---------------------------------------------------
 
@@ -488,7 +720,7 @@ class Engram(MemoryRecallMixin):
 
     def vault_name(self, vault: str | None = None) -> str:
         """The collection of the vault memory calls act on (a name, a folder, or the default)."""
-        return self._vault(vault).name
+        return self.memory.vault(vault).name
 
     # -- writing notes (service/notes.py, service/notes_move.py) ---------------------------
 
