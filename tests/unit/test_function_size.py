@@ -14,7 +14,6 @@ NOT_YET_SPLIT = {
     "models/convert.py:convert_bert",
     "search/hybrid.py:run",
     "search/query.py:parse_query",
-    "service/memory_recall.py:recall",
     "store/migrations.py:m001_documents",
     "store/migrations.py:m007_sync",
     "vault/parse.py:parse_note",

@@ -141,8 +141,25 @@ class RecallService:
             until=span.until.isoformat() if span.until else None,
         )
         rows = {int(r["doc_id"]): r for r in facts_store.query(self._core.db.conn, q)}
-        if rest.strip():
-            relevance = self.fact_relevance(v, rest, max(n * 5, 50), list(rows))
+        out = self._fact_hits(v, rest, n, rows, now)
+        if include_notes and rest.strip():
+            out = sorted(
+                out + self._note_hits(v, rest, n, span, rows, now), key=lambda h: -h.score
+            )[:n]
+        if out or agent:
+            with self._core.db.write() as conn:
+                facts_store.bump_access(conn, [h.fact.id for h in out if h.fact], iso(now))
+                if agent:
+                    activity.record_recall(conn, v.name, now.date().isoformat(), agent[:128])
+        return out
+
+    def _fact_hits(
+        self, v: VaultCtx, query: str, n: int, rows: dict[int, Any], now: dt.datetime
+    ) -> list[RecallHit]:
+        """The best `n` of the candidate fact rows by relevance × importance × recency
+        (without query words every candidate is equally relevant)."""
+        if query.strip():
+            relevance = self.fact_relevance(v, query, max(n * 5, 50), list(rows))
         else:
             relevance = {doc_id: (1.0, "") for doc_id in rows}
         half = self._core.settings.memory.half_life_days
@@ -154,7 +171,7 @@ class RecallService:
             score = ranking.recall_score(rel, row["importance"], recent, row["lifecycle"])
             hits.append((score, rel, recent, snippet, row))
         hits.sort(key=lambda h: (-h[0], h[4]["id"]))
-        out = [
+        return [
             RecallHit(
                 "fact",
                 str(r["path"]),
@@ -168,16 +185,6 @@ class RecallService:
             )
             for s, rel, rec, snippet, r in hits[:n]
         ]
-        if include_notes and rest.strip():
-            out = sorted(
-                out + self._note_hits(v, rest, n, span, rows, now), key=lambda h: -h.score
-            )[:n]
-        if out or agent:
-            with self._core.db.write() as conn:
-                facts_store.bump_access(conn, [h.fact.id for h in out if h.fact], iso(now))
-                if agent:
-                    activity.record_recall(conn, v.name, now.date().isoformat(), agent[:128])
-        return out
 
     def _note_hits(
         self,
