@@ -13,7 +13,6 @@ MAX_LINES = 60
 NOT_YET_SPLIT = {
     "models/convert.py:convert_bert",
     "search/hybrid.py:run",
-    "search/query.py:parse_query",
     "store/migrations.py:m001_documents",
     "store/migrations.py:m007_sync",
     "vault/parse.py:parse_note",
