@@ -15,7 +15,6 @@ NOT_YET_SPLIT = {
     "search/hybrid.py:run",
     "store/migrations.py:m001_documents",
     "store/migrations.py:m007_sync",
-    "vault/parse.py:_scan_inline",
 }
 
 

@@ -388,20 +388,25 @@ def _scan_inline(
             if tag and not tag.isdigit() and not _inside(taken, start):
                 tags.append((tag, line_of(m.start())))
     if "::" in content:
-        for i, text_line in enumerate(content.split("\n")):
-            if "::" not in text_line or len(fields) > MAX_ITEMS:
-                continue
-            full = _FIELD_LINE.match(text_line)
-            if full and "[" not in full.group(1):
-                value = full.group(2).strip(" \t")
-                fields.append(Field(full.group(1).strip(), value, line0 + i, "inline"))
-                continue
-            fields.extend(_inline_fields(text_line, line0 + i))
+        _scan_fields(content, line0, fields)
     if "^" in content and len(blocks) <= MAX_ITEMS:
         last = content.rstrip("\n").rsplit("\n", 1)[-1]
         block = _BLOCK_ID.search(last)
         if block:
             blocks.append((block.group(1), line0 + content.rstrip("\n").count("\n")))
+
+
+def _scan_fields(content: str, line0: int, fields: list[Field]) -> None:
+    """Dataview inline fields: `key:: value` lines and `[key:: value]` within a line."""
+    for i, text_line in enumerate(content.split("\n")):
+        if "::" not in text_line or len(fields) > MAX_ITEMS:
+            continue
+        full = _FIELD_LINE.match(text_line)
+        if full and "[" not in full.group(1):
+            value = full.group(2).strip(" \t")
+            fields.append(Field(full.group(1).strip(), value, line0 + i, "inline"))
+            continue
+        fields.extend(_inline_fields(text_line, line0 + i))
 
 
 def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
