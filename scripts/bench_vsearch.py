@@ -90,7 +90,7 @@ def main() -> None:
         times = []
         for q in queries:
             if fresh_index:
-                engram._vindex = None  # a one-off process: sqlite-vec scan
+                engram._semantic.forget()  # a one-off process: sqlite-vec scan
             t0 = time.perf_counter()
             engram.vsearch(q, n=10)
             times.append((time.perf_counter() - t0) * 1000)

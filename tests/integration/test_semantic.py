@@ -198,5 +198,5 @@ def test_warm_process_uses_the_matrix_with_same_results(
     example.embed()
     cold = [(r.path, round(r.score, 4)) for r in example.vsearch("espresso roasters", n=5)]
     warm = [(r.path, round(r.score, 4)) for r in example.vsearch("espresso roasters", n=5)]
-    assert example._vindex is not None and example._vindex._matrix is not None
+    assert example._semantic.vector_index()._matrix is not None
     assert warm == cold

@@ -91,20 +91,24 @@ def test_nothing_imports_the_adapters() -> None:
                 assert layer in {"cli", parts[1], "__main__"}, f"{path} imports {name}"
 
 
-def test_facade_mixins_never_shadow_each_other() -> None:
-    """Two facade parts defining the same name would silently replace one another; only the
-    hooks meant to chain through super() may repeat."""
+def test_the_facade_is_composed_not_a_mixin_chain() -> None:
+    """Engram holds its parts, each given what it needs: a class inheriting facade parts (a
+    mixin) would share private state and shadow names silently. Nothing in service/ is named
+    *Mixin, and Engram's only base in the package is the core."""
     from engram.service import Engram
+    from engram.service.core import Core
 
-    chained = {"update", "after_update"}
-    owners: dict[str, list[str]] = {}
-    for cls in Engram.__mro__:
-        if cls.__module__.startswith("engram.service"):
-            for name in cls.__dict__:
-                if not name.startswith("__"):
-                    owners.setdefault(name, []).append(cls.__name__)
-    clashes = {n: o for n, o in owners.items() if len(o) > 1 and n not in chained}
-    assert clashes == {}
+    mixins = []
+    for path in sorted((PACKAGE / "service").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        mixins += [
+            f"{path.name}:{node.name}"
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ClassDef) and node.name.endswith("Mixin")
+        ]
+    assert mixins == []
+    own = [c for c in Engram.__mro__ if c.__module__.startswith("engram.")]
+    assert own == [Engram, Core]
 
 
 def test_relative_imports_are_checked_too() -> None:

@@ -88,20 +88,7 @@ def convert_bert(
         if is_classifier:
             labels = config.get("id2label") or {"0": "LABEL_0"}
             writer.add_classifier_output_labels([labels[k] for k in sorted(labels, key=int)])
-        writer.add_tokenizer_model("bert")
-        writer.add_tokenizer_pre(_WORDPIECE_PRE)
-        writer.add_token_list(tokens)
-        writer.add_token_types(token_types)
-        writer.add_token_type_count(int(config.get("type_vocab_size", 2)))
-        writer.add_bool("tokenizer.ggml.normalizer.lowercase", _lowercase(model_dir))
-        _add_special_vocab(writer, model_dir, len(tokens))
-        max_seq = _read_json(model_dir / "sentence_bert_config.json", required=False).get(
-            "max_seq_length"
-        )
-        if max_seq:
-            writer.add_uint32("engram.max_seq_length", int(max_seq))
-        for key, text in _prompts(model_dir).items():
-            writer.add_string(f"engram.prompt.{key}", text)
+        _add_tokenizer(writer, model_dir, config, tokens, token_types)
         n_tensors = _add_tensors(writer, tensors, n_layer, dtype, is_classifier)
         writer.write_header_to_file()
         writer.write_kv_data_to_file()
@@ -112,6 +99,26 @@ def convert_bert(
         writer.close()
         tmp.unlink(missing_ok=True)
     return Converted(out_path, sha256_file(out_path), n_tensors, dtype, pooling.lower())
+
+
+def _add_tokenizer(
+    writer: Any, model_dir: Path, config: dict[str, Any], tokens: list[str], token_types: list[int]
+) -> None:
+    """The WordPiece vocabulary and its settings, the longest input and the prompts."""
+    writer.add_tokenizer_model("bert")
+    writer.add_tokenizer_pre(_WORDPIECE_PRE)
+    writer.add_token_list(tokens)
+    writer.add_token_types(token_types)
+    writer.add_token_type_count(int(config.get("type_vocab_size", 2)))
+    writer.add_bool("tokenizer.ggml.normalizer.lowercase", _lowercase(model_dir))
+    _add_special_vocab(writer, model_dir, len(tokens))
+    max_seq = _read_json(model_dir / "sentence_bert_config.json", required=False).get(
+        "max_seq_length"
+    )
+    if max_seq:
+        writer.add_uint32("engram.max_seq_length", int(max_seq))
+    for key, text in _prompts(model_dir).items():
+        writer.add_string(f"engram.prompt.{key}", text)
 
 
 def _add_tensors(

@@ -217,70 +217,83 @@ class ParsedQuery:
         return replace(self, filters=merged)
 
 
-def parse_query(raw: str) -> ParsedQuery:
-    """Parse user input; never produces FTS syntax errors, raises QueryError on bad filters."""
-    terms: list[str] = []
-    prefixes: list[str] = []
-    phrases: list[str] = []
-    excluded: list[str] = []
-    cjk: list[str] = []
-    free: list[str] = []
-    flt: dict[str, list[str]] = {"collections": [], "path_prefixes": [], "tags": []}
-    fields: list[tuple[str, str]] = []
+@dataclass
+class _Collected:
+    """What the tokens of a query said so far (parse_query fills it, token by token)."""
+
+    terms: list[str] = field(default_factory=list)
+    prefixes: list[str] = field(default_factory=list)
+    phrases: list[str] = field(default_factory=list)
+    excluded: list[str] = field(default_factory=list)
+    cjk: list[str] = field(default_factory=list)
+    free: list[str] = field(default_factory=list)
+    collections: list[str] = field(default_factory=list)
+    path_prefixes: list[str] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)
+    fields: list[tuple[str, str]] = field(default_factory=list)
     after: str | None = None
     before: str | None = None
 
+
+def parse_query(raw: str) -> ParsedQuery:
+    """Parse user input; never produces FTS syntax errors, raises QueryError on bad filters."""
+    c = _Collected()
     raw = _CONTROL.sub(" ", raw)  # a NUL would cut the FTS5 string short
     for m in _TOKEN.finditer(raw):
         neg, fkey, quoted, bare = m.group(1), m.group(2), m.group(3), m.group(4)
         if quoted is not None and fkey:
-            key, value, is_filter = fkey[:-1], quoted, True
+            _add_filter(c, fkey[:-1], quoted)
         elif quoted is not None:
             if _has_word(quoted):
-                (excluded if neg else phrases).append(quoted.strip())
+                (c.excluded if neg else c.phrases).append(quoted.strip())
                 if not neg:
-                    free.append(quoted.strip())
-            continue
+                    c.free.append(quoted.strip())
         else:
             fm = _FILTER.match(bare)
-            is_filter = bool(fm) and not bare.split(":", 1)[1].startswith("//")
-            key, value = (fm.group(1), fm.group(2)) if fm and is_filter else ("", "")
-            if not is_filter:
-                _add_word(bare, terms, prefixes, excluded, cjk, free)
-                continue
-        k = key.lower()
-        if k in ("collection", "col"):
-            flt["collections"].append(value)
-        elif k == "path":
-            flt["path_prefixes"].append(value)
-        elif k == "tag":
-            flt["tags"].append(value.lstrip("#"))
-        elif k == "after":
-            after = parse_date(value, "after")
-        elif k == "before":
-            before = parse_date(value, "before")
-        else:
-            fields.append((key, value))
+            if fm and not bare.split(":", 1)[1].startswith("//"):
+                _add_filter(c, fm.group(1), fm.group(2))
+            else:
+                _add_word(bare, c.terms, c.prefixes, c.excluded, c.cjk, c.free)
+    return _parsed(c)
 
+
+def _add_filter(c: _Collected, key: str, value: str) -> None:
+    k = key.lower()
+    if k in ("collection", "col"):
+        c.collections.append(value)
+    elif k == "path":
+        c.path_prefixes.append(value)
+    elif k == "tag":
+        c.tags.append(value.lstrip("#"))
+    elif k == "after":
+        c.after = parse_date(value, "after")
+    elif k == "before":
+        c.before = parse_date(value, "before")
+    else:
+        c.fields.append((key, value))
+
+
+def _parsed(c: _Collected) -> ParsedQuery:
+    terms = c.terms
     content_terms = [t for t in terms if t.lower() not in STOPWORDS]
-    if content_terms or prefixes or phrases or cjk:
+    if content_terms or c.prefixes or c.phrases or c.cjk:
         terms = content_terms
     repeats = Counter(t.lower() for t in terms)
     return ParsedQuery(
         terms=tuple(_dedupe(terms)),
-        prefixes=tuple(_dedupe(prefixes)),
-        phrases=tuple(_dedupe(phrases)),
-        excluded=tuple(_dedupe(excluded)),
-        cjk=tuple(_dedupe(cjk)),
+        prefixes=tuple(_dedupe(c.prefixes)),
+        phrases=tuple(_dedupe(c.phrases)),
+        excluded=tuple(_dedupe(c.excluded)),
+        cjk=tuple(_dedupe(c.cjk)),
         filters=Filters(
-            collections=tuple(flt["collections"]),
-            path_prefixes=tuple(flt["path_prefixes"]),
-            tags=tuple(flt["tags"]),
-            fields=tuple(fields),
-            after=after,
-            before=before,
+            collections=tuple(c.collections),
+            path_prefixes=tuple(c.path_prefixes),
+            tags=tuple(c.tags),
+            fields=tuple(c.fields),
+            after=c.after,
+            before=c.before,
         ),
-        text=" ".join(free),
+        text=" ".join(c.free),
         counts={t: n for t, n in repeats.items() if n > 1},
     )
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
@@ -11,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from engram import config
 from engram.config import Collection, Settings
 from engram.errors import ConflictError, NotFoundError
+from engram.memory.model import utc_now
 from engram.secrets import KeyringLike, private_dir
 from engram.store.db import Database
 from engram.vault import journal
@@ -19,7 +21,6 @@ from engram.vault.fsio import sha256_hex
 
 if TYPE_CHECKING:
     from engram.index.loader import ParsePool
-    from engram.models.protocols import Embedder
     from engram.service.graph import GraphService
 
 log = logging.getLogger(__name__)
@@ -40,14 +41,14 @@ class Check:
 
 
 class Core:
-    """Holds settings and the lazily opened index; every facade part builds on it."""
+    """Holds settings, the lazily opened index and the clock; every facade part builds on it."""
 
     graph: GraphService  # the composed graph service (Engram builds it)
+    clock: Callable[[], dt.datetime] = staticmethod(utc_now)  # facts' time (tests set it)
 
     def __init__(
         self,
         settings: Settings,
-        embedder: Embedder | None = None,
         keyring_source: Callable[[], KeyringLike | None] | None = None,
     ) -> None:
         self.settings = settings
@@ -55,7 +56,6 @@ class Core:
         # one, credentials go to 0600 files)
         self.keyring_source = keyring_source or (lambda: None)
         self._db: Database | None = None
-        self._embedder = embedder  # tests inject a fake; otherwise loaded on first use
         self.recovered: list[journal.Recovered] = []  # writes a dead process left, settled
         if settings.crash_after_renames is not None:
             journal.crash_after(settings.crash_after_renames)
@@ -105,7 +105,7 @@ class Core:
         if touched:
             self.update(list(touched), only_paths=touched)
 
-    if TYPE_CHECKING:  # the facade's indexing part (RetrievalMixin) provides it
+    if TYPE_CHECKING:  # the facade's update operation (service/retrieval.py)
 
         def update(
             self,

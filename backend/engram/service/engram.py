@@ -2,7 +2,8 @@
 
 Domain services are composed here, each given what it needs; the operations a face calls stay
 one flat set of methods (service/operations.py lists them), each a one-line hand-over to the
-service that owns it. The parts not yet split into services are still the mixin chain below.
+service that owns it. `Engram` is the core (settings, the index, the clock) and holds every
+part; no part inherits another.
 """
 
 from __future__ import annotations
@@ -11,12 +12,16 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from engram.service.collections import CollectionsService
+from engram.service.core import Core
 from engram.service.deep import DeepSearchService
 from engram.service.graph import GraphService
 from engram.service.graph_files import GraphFiles
+from engram.service.hybrid import CANDIDATE_LIMIT, HybridService
 from engram.service.ledger import LedgerService
 from engram.service.live import LiveService
-from engram.service.memory_recall import MemoryRecallMixin
+from engram.service.memory import MemoryService
+from engram.service.memory_recall import RecallService
+from engram.service.memory_write import FactWriter
 from engram.service.model_health import ModelHealthService
 from engram.service.notes import DEFAULT_SECTION, NoteWriter
 from engram.service.notes_base import NoteAccess
@@ -24,11 +29,13 @@ from engram.service.notes_move import NoteMover
 from engram.service.panel import PanelService
 from engram.service.rebuild import RebuildService
 from engram.service.reflect import ReflectService
+from engram.service.retrieval import DEFAULT_MAX_BYTES, RetrievalService
+from engram.service.semantic import SemanticService
 from engram.service.sync import SyncService
 from engram.service.upkeep import UpkeepService
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Iterable, Mapping
+    from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
     from pathlib import Path
 
     from engram.config import Settings
@@ -41,18 +48,39 @@ if TYPE_CHECKING:
         Theme,
         UnresolvedLink,
     )
+    from engram.index import embed as embedding
     from engram.index import indexer
+    from engram.memory import wake as wk
     from engram.memory.archive import Move
     from engram.memory.ledger_raw import AppendResult
+    from engram.memory.model import Fact
+    from engram.memory.neighbours import Neighbours
     from engram.memory.observe import ObserveResult
+    from engram.memory.results import (
+        ContextResult,
+        DailyResult,
+        LifecycleChange,
+        RecallHit,
+        SessionEnd,
+        SupersedeResult,
+        VaultInfo,
+        WakeResult,
+    )
     from engram.models.protocols import Embedder, Generator, Reranker
+    from engram.search.query import ParsedQuery
+    from engram.search.results import Document, SearchResult
+    from engram.search.vector import VectorHit
     from engram.secrets import KeyringLike
     from engram.service.collections import ContextEntry
     from engram.service.core import Check
     from engram.service.deep import DeepSearchResult
     from engram.service.graph_files import ColourPlan, GraphExport, TypedNeighborhood
+    from engram.service.hybrid import QueryRun
+    from engram.service.memory import VaultCtx
     from engram.service.rebuild import Progress, RebuildReport
     from engram.service.reflect import ReflectResult
+    from engram.store.filters import Filters
+    from engram.store.search import FtsHit
     from engram.sync.client import Backoff
     from engram.sync.engine import SyncEngine, SyncReport
     from engram.vault.changes import NoteChange
@@ -60,7 +88,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-class Engram(MemoryRecallMixin):
+class Engram(Core):
     """Engram's operations over one index; the composition root builds it from Settings."""
 
     def __init__(
@@ -69,28 +97,36 @@ class Engram(MemoryRecallMixin):
         embedder: Embedder | None = None,
         keyring_source: Callable[[], KeyringLike | None] | None = None,
     ) -> None:
-        super().__init__(settings, embedder, keyring_source)
+        super().__init__(settings, keyring_source)
+        self._retrieval = RetrievalService(self, self.after_update)
+        self._semantic = SemanticService(self, self._retrieval, embedder)
+        self._hybrid = HybridService(self, self._retrieval, self._semantic)
         self.graph = GraphService(self, self.search)
+        self.memory = MemoryService(self, self.update)
+        self._fact_writer = FactWriter(self, self.memory)
+        self._recall = RecallService(
+            self, self.memory, self.fact_add, self.query, self.search, self.graph
+        )
         self.graph_files = GraphFiles(
             lambda: self.db,
             lambda: self.settings,
             self.graph.graph_collection,
             lambda note, col: self.graph.links(note, col).note.path,
-            self._vault,
+            self.memory.vault,
         )
         self.ledger = LedgerService(
-            self._vault,
+            self.memory.vault,
             lambda: self.clock(),
-            self._index,
+            self.memory.index,
             lambda: self.db,
             lambda: self.settings.memory.observations_keep_days,
         )
         self.reflections = ReflectService(
-            self._vault, lambda: self.clock(), self._index, lambda: self.db
+            self.memory.vault, lambda: self.clock(), self.memory.index, lambda: self.db
         )
         self._collections = CollectionsService(self)
         self._live = LiveService(self, self._collections, self.update)
-        self._sync = SyncService(self, self._vault, self)
+        self._sync = SyncService(self, self.memory, self._fact_writer)
         self._panel = PanelService(self, self.fact_get, self.related_notes)
         self._deep = DeepSearchService(self.recall, self.sync_configured, self.cloud_search)
         notes = NoteAccess(self, self.graph, self.update)
@@ -102,19 +138,17 @@ class Engram(MemoryRecallMixin):
 
     def _engram_for(self, settings: Settings) -> Engram:
         """A facade over other settings with this one's models and clock (rebuild's builder)."""
-        other = type(self)(settings, embedder=self._embedder)
+        other = type(self)(settings, embedder=self._semantic.loaded_embedder())
         other.clock = self.clock
         return other
 
     def _loaded_model(self, role: str) -> Embedder | Reranker | Generator | None:
         """A role's model if this process has loaded it (status loads nothing)."""
-        return {"embed": self._embedder, "rerank": self._reranker, "generate": self._generator}[
-            role
-        ]
+        return self._semantic.loaded_embedder() if role == "embed" else self._hybrid.loaded(role)
 
     def _forget_caches(self) -> None:
         """Drop what this process keeps of the index file (it was replaced)."""
-        self._vindex = None
+        self._semantic.forget()
         self.graph.forget()
 
     def after_update(
@@ -123,14 +157,421 @@ class Engram(MemoryRecallMixin):
         specs: list[indexer.CollectionSpec],
         only_paths: dict[str, set[str]] | None,
     ) -> None:
-        """Derived work once files are indexed: the mixins' part, the links resolved, then
-        the graph index file of each vault whose graph changed."""
-        super().after_update(report, specs, only_paths)
+        """Derived work once files are indexed: the links resolved, the graph index file of
+        each vault whose graph changed, then the fact rows of the fact notes that changed."""
         self.graph.resolve_links(specs)
         try:
             self.graph_files.refresh([s.name for s in specs])
         except OSError as exc:  # a read-only vault: the index itself is fine
             log.warning("graph-index.json not written: %s", exc)
+        self.memory.refresh_facts(report)
+
+    # -- indexing, keyword search and documents (service/retrieval.py) ---------------------
+
+    def update(
+        self,
+        collections: Iterable[str] = (),
+        progress: indexer.Progress | None = None,
+        only_paths: dict[str, set[str]] | None = None,
+        force: bool = False,
+    ) -> indexer.UpdateReport:
+        """Re-index the collections (all by default) incrementally."""
+        return self._retrieval.update(collections, progress, only_paths, force)
+
+    def parse(
+        self, query: str, collections: Iterable[str] = (), filters: Filters | None = None
+    ) -> ParsedQuery:
+        """Parse a query and merge flag filters; unknown collections are an error."""
+        return self._retrieval.parse(query, collections, filters)
+
+    def search(
+        self,
+        query: str,
+        n: int | None = 10,
+        collections: Iterable[str] = (),
+        min_score: float = 0.0,
+        full: bool = False,
+        filters: Filters | None = None,
+        with_snippets: bool = True,
+    ) -> list[SearchResult]:
+        """BM25 search: documents ranked by keyword relevance, best passage highlighted."""
+        return self._retrieval.search(
+            query, n, collections, min_score, full, filters, with_snippets
+        )
+
+    def result_from_hit(
+        self,
+        conn: Any,
+        hit: FtsHit,
+        q: ParsedQuery,
+        score: float,
+        full: bool = False,
+        with_snippet: bool = True,
+    ) -> SearchResult:
+        """A SearchResult for a matched document: snippet, line, context."""
+        return self._retrieval.result_from_hit(conn, hit, q, score, full, with_snippet)
+
+    def get(self, ref: str, from_line: int | None = None, max_lines: int | None = None) -> Document:
+        """One document by path, engram:// URI or #docid, optionally `:LINE` and a line count."""
+        return self._retrieval.get(ref, from_line, max_lines)
+
+    def multi_get(
+        self, spec: str, max_bytes: int = DEFAULT_MAX_BYTES, max_lines: int | None = None
+    ) -> list[Document]:
+        """Several documents: a glob, a comma-separated list, or #docids."""
+        return self._retrieval.multi_get(spec, max_bytes, max_lines)
+
+    # -- models, embeddings and vector search (service/semantic.py) ------------------------
+
+    def embedder(self) -> Embedder:
+        """The configured embedding model, loaded once per process."""
+        return self._semantic.embedder()
+
+    def model_spec(self, role: str) -> str | None:
+        """The configured spec of a model role (embed, rerank, generate)."""
+        return self._semantic.model_spec(role)
+
+    def model_path(self, role: str) -> Path:
+        """The local file of a role's model, or UnavailableError saying how to get it."""
+        return self._semantic.model_path(role)
+
+    def models_list(self) -> dict[str, Any]:
+        """Each role's configured model and whether it is on disk, plus every cached model."""
+        return self._semantic.models_list()
+
+    def models_pull(
+        self, spec: str | None = None, progress: Callable[[str], None] | None = None
+    ) -> dict[str, Any]:
+        """Download (and convert) a model: a spec, or the embedding model by default."""
+        return self._semantic.models_pull(spec, progress)
+
+    def models_info(self, spec: str) -> dict[str, Any]:
+        """What a GGUF says about itself (a path, a spec, or a role name)."""
+        return self._semantic.models_info(spec)
+
+    def embed(
+        self,
+        collections: Iterable[str] = (),
+        force: bool = False,
+        progress: embedding.Progress | None = None,
+        say: Callable[[str], None] | None = None,
+    ) -> embedding.EmbedReport:
+        """Chunk and embed what has no vector yet (all with `force`)."""
+        return self._semantic.embed(collections, force, progress, say)
+
+    def prepare_default_embedder(self, say: Callable[[str], None] | None = None) -> None:
+        """Pull a built-in embedding model (default."""
+        self._semantic.prepare_default_embedder(say)
+
+    def embed_if_available(
+        self, collections: Iterable[str] = (), progress: embedding.Progress | None = None
+    ) -> embedding.EmbedReport | None:
+        """Embed what changed when an embedding model and sqlite-vec are there."""
+        return self._semantic.embed_if_available(collections, progress)
+
+    def vsearch(
+        self,
+        query: str,
+        n: int | None = 10,
+        collections: Iterable[str] = (),
+        min_score: float = 0.0,
+        full: bool = False,
+        filters: Filters | None = None,
+        with_snippets: bool = True,
+        chunks: bool = False,
+    ) -> list[SearchResult]:
+        """Vector search: documents whose passages are closest in meaning to the query."""
+        return self._semantic.vsearch(
+            query, n, collections, min_score, full, filters, with_snippets, chunks
+        )
+
+    def result_from_vector_hit(
+        self,
+        conn: Any,
+        hit: VectorHit,
+        q: ParsedQuery,
+        full: bool = False,
+        with_snippet: bool = True,
+        chunks: bool = False,
+    ) -> SearchResult:
+        """A SearchResult for a document found by meaning: best passage, line, context."""
+        return self._semantic.result_from_vector_hit(conn, hit, q, full, with_snippet, chunks)
+
+    def related_notes(self, collection: str, path: str, n: int = 5) -> list[SearchResult]:
+        """Notes closest in meaning to a note (the mean of its passage vectors); no model call."""
+        return self._semantic.related_notes(collection, path, n)
+
+    def embedding_state(self) -> dict[str, Any]:
+        """Which model the stored vectors belong to, and how much is embedded."""
+        return self._semantic.embedding_state()
+
+    # -- memory: vaults and reading facts (service/memory.py) -------------------------------
+
+    def init_vault(
+        self,
+        path: str,
+        name: str | None = None,
+        facts_root: str | None = None,
+        config_dir: str | None = None,
+        index: bool = True,
+        template: bool = True,
+    ) -> VaultInfo:
+        """Register a folder as the default vault."""
+        return self.memory.init_vault(path, name, facts_root, config_dir, index, template)
+
+    def fact_get(self, ref: str, vault: str | None = None) -> Fact:
+        """One fact by id (or unique id prefix, file name, vault path), as its note says now."""
+        return self.memory.fact_get(ref, vault)
+
+    def fact_list(
+        self,
+        fact_type: str | None = None,
+        tag: str | None = None,
+        scope: str | None = None,
+        states: tuple[str, ...] = ("active", "dormant"),
+        tier_name: str | None = None,
+        limit: int | None = 50,
+        vault: str | None = None,
+        order: str = "created",
+    ) -> list[Fact]:
+        """Facts, newest first (or by importance), filtered by type, tag, scope, state, tier."""
+        return self.memory.fact_list(fact_type, tag, scope, states, tier_name, limit, vault, order)
+
+    def recent_facts(
+        self, limit: int = 20, fact_type: str | None = None, vault: str | None = None
+    ) -> list[Fact]:
+        """The newest live facts (for the plugin's panel and agents)."""
+        return self.memory.recent_facts(limit, fact_type, vault)
+
+    # -- memory: writing facts (service/memory_write.py) ----------------------------------
+
+    def fact_add(
+        self,
+        text: str,
+        fact_type: str | None = None,
+        title: str | None = None,
+        importance: float | None = None,
+        confidence: float | None = None,
+        tags: Iterable[str] = (),
+        entities: Iterable[str] = (),
+        scope: str | None = None,
+        source: str | None = None,
+        created_by: str | None = None,
+        supersedes: str | None = None,
+        contradicts: Iterable[str] = (),
+        vault: str | None = None,
+    ) -> Fact:
+        """Store a fact as a new note (type and importance inferred when not given)."""
+        return self._fact_writer.fact_add(
+            text,
+            fact_type,
+            title,
+            importance,
+            confidence,
+            tags,
+            entities,
+            scope,
+            source,
+            created_by,
+            supersedes,
+            contradicts,
+            vault,
+        )
+
+    def fact_update(
+        self,
+        ref: str,
+        text: str | None = None,
+        title: str | None = None,
+        fact_type: str | None = None,
+        importance: float | None = None,
+        confidence: float | None = None,
+        tags: Iterable[str] | None = None,
+        entities: Iterable[str] | None = None,
+        scope: str | None = None,
+        lifecycle: str | None = None,
+        vault: str | None = None,
+    ) -> Fact:
+        """Change a fact's note: only the named fields; a type change moves it to its folder."""
+        return self._fact_writer.fact_update(
+            ref,
+            text,
+            title,
+            fact_type,
+            importance,
+            confidence,
+            tags,
+            entities,
+            scope,
+            lifecycle,
+            vault,
+        )
+
+    def fact_archive(self, ref: str, prune: bool = False, vault: str | None = None) -> Fact:
+        """Archive a fact (it stays where it is); `prune` also moves it to the archive folder."""
+        return self._fact_writer.fact_archive(ref, prune, vault)
+
+    def fact_supersede(
+        self,
+        ref: str,
+        text: str | None = None,
+        by: str | None = None,
+        vault: str | None = None,
+        **fields: Any,
+    ) -> SupersedeResult:
+        """Replace a fact by a new one (`text`) or an existing one (`by`); both notes say so."""
+        return self._fact_writer.fact_supersede(ref, text, by, vault, **fields)
+
+    def fact_from_note(
+        self, path: str, selection: str | None = None, vault: str | None = None, **fields: Any
+    ) -> Fact:
+        """A fact from a selection of a note (a new fact citing it)."""
+        return self._fact_writer.fact_from_note(path, selection, vault, **fields)
+
+    def fact_sweep(self, dry_run: bool = False, vault: str | None = None) -> list[LifecycleChange]:
+        """Move idle facts active → dormant → archived (and recalled ones back to active)."""
+        return self._fact_writer.fact_sweep(dry_run, vault)
+
+    # -- memory: recall, context, daily notes, wake (service/memory_recall.py) -------------
+
+    def fact_relevance(
+        self, v: VaultCtx, query: str, n: int, doc_ids: Sequence[int]
+    ) -> dict[int, tuple[float, str]]:
+        """Hybrid (keyword + vector, fused) relevance of fact documents."""
+        return self._recall.fact_relevance(v, query, n, doc_ids)
+
+    def neighbours_for(self, v: VaultCtx) -> Neighbours:
+        """Neighbours over the resolved link graph."""
+        return self._recall.neighbours_for(v)
+
+    def recall(
+        self,
+        query: str = "",
+        n: int = 10,
+        fact_type: str | None = None,
+        tags: Iterable[str] = (),
+        scope: str | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        tier_name: str | None = None,
+        include_notes: bool = False,
+        states: tuple[str, ...] | None = None,
+        vault: str | None = None,
+        agent: str | None = None,
+    ) -> list[RecallHit]:
+        """Facts ranked by relevance × importance × recency (docs/memory.md has the formula)."""
+        return self._recall.recall(
+            query,
+            n,
+            fact_type,
+            tags,
+            scope,
+            since,
+            until,
+            tier_name,
+            include_notes,
+            states,
+            vault,
+            agent,
+        )
+
+    def memory_context(
+        self,
+        query: str | None = None,
+        profile: str = "default",
+        budget: int = 4000,
+        vault: str | None = None,
+        neighbours: Neighbours | None = None,
+    ) -> ContextResult:
+        """Context for an agent: facts by tier."""
+        return self._recall.memory_context(query, profile, budget, vault, neighbours)
+
+    def daily(self, day: str | None = None, vault: str | None = None) -> DailyResult:
+        """Regenerate a day's note (today by default; a date or phrase like yesterday)."""
+        return self._recall.daily(day, vault)
+
+    def checkpoint(
+        self,
+        working_on: str,
+        focus: str | None = None,
+        blocked: str | None = None,
+        urgent: bool = False,
+        vault: str | None = None,
+    ) -> wk.Checkpoint:
+        """Save what the agent is doing and raise the dirty-exit flag."""
+        return self._recall.checkpoint(working_on, focus, blocked, urgent, vault)
+
+    def wake(self, vault: str | None = None) -> WakeResult:
+        """Bootstrap context: dirty exit?."""
+        return self._recall.wake(vault)
+
+    def end_session(
+        self,
+        summary: str | None = None,
+        created_by: str | None = None,
+        vault: str | None = None,
+    ) -> SessionEnd:
+        """Clear the dirty-exit flag; with a summary, store it as a handoff fact first."""
+        return self._recall.end_session(summary, created_by, vault)
+
+    # -- hybrid query (service/hybrid.py) ---------------------------------------------------
+
+    def reranker(self) -> Reranker:
+        """The configured reranker, loaded once per process."""
+        return self._hybrid.reranker()
+
+    def generator(self) -> Generator:
+        """The configured query-expansion model, loaded once per process."""
+        return self._hybrid.generator()
+
+    def query(
+        self,
+        query: str,
+        n: int | None = 10,
+        collections: Iterable[str] = (),
+        min_score: float = 0.0,
+        full: bool = False,
+        filters: Filters | None = None,
+        with_snippets: bool = True,
+        **options: Any,
+    ) -> list[SearchResult]:
+        """Hybrid search results (see `query_run` for stages and notices)."""
+        return self._hybrid.query(
+            query, n, collections, min_score, full, filters, with_snippets, **options
+        )
+
+    def query_run(
+        self,
+        query: str,
+        n: int | None = 10,
+        collections: Iterable[str] = (),
+        min_score: float = 0.0,
+        full: bool = False,
+        filters: Filters | None = None,
+        with_snippets: bool = True,
+        chunks: bool = False,
+        expand: bool = True,
+        rerank: bool = True,
+        candidate_limit: int = CANDIDATE_LIMIT,
+        explain: bool = False,
+        min_similarity: float | None = None,
+    ) -> QueryRun:
+        """Expansion + BM25 + vectors, fused by RRF, reranked, blended (each if available)."""
+        return self._hybrid.query_run(
+            query,
+            n,
+            collections,
+            min_score,
+            full,
+            filters,
+            with_snippets,
+            chunks,
+            expand,
+            rerank,
+            candidate_limit,
+            explain,
+            min_similarity,
+        )
 
     # -- collections and contexts (service/collections.py) ---------------------------------
 
@@ -279,7 +720,7 @@ class Engram(MemoryRecallMixin):
 
     def vault_name(self, vault: str | None = None) -> str:
         """The collection of the vault memory calls act on (a name, a folder, or the default)."""
-        return self._vault(vault).name
+        return self.memory.vault(vault).name
 
     # -- writing notes (service/notes.py, service/notes_move.py) ---------------------------
 

@@ -15,7 +15,6 @@ from engram.search.bm25 import match_expression
 from engram.search.query import ParsedQuery
 from engram.search.results import Passage, SearchResult
 from engram.service import wire
-from engram.service.semantic import SemanticMixin
 from engram.store import llmcache, vectors
 from engram.store import search as store_search
 from engram.store.filters import Filters
@@ -26,6 +25,9 @@ if TYPE_CHECKING:
 
     from engram.models.protocols import Generator, Reranker
     from engram.search.hybrid import Candidate
+    from engram.service.core import Core
+    from engram.service.retrieval import RetrievalService
+    from engram.service.semantic import SemanticService
 
 CANDIDATE_LIMIT = 30
 _BROKEN_HINT = "check models.{role} (`engram models info {role}`, `engram doctor`)"
@@ -54,11 +56,20 @@ def _key(*parts: str) -> str:
     return hashlib.sha256("\x00".join(parts).encode("utf-8")).hexdigest()
 
 
-class HybridMixin(SemanticMixin):
-    """query: the best ranking every available model can give."""
+class HybridService:
+    """query: the best ranking every available model can give; keeps the reranker and the
+    expansion model this process loaded."""
 
-    _reranker: Reranker | None = None
-    _generator: Generator | None = None
+    def __init__(self, core: Core, retrieval: RetrievalService, semantic: SemanticService) -> None:
+        self._core = core
+        self._retrieval = retrieval
+        self._semantic = semantic
+        self._reranker: Reranker | None = None
+        self._generator: Generator | None = None
+
+    def loaded(self, role: str) -> Reranker | Generator | None:
+        """The reranker or generator if this process has loaded it; loads nothing."""
+        return self._reranker if role == "rerank" else self._generator
 
     def reranker(self) -> Reranker:
         """The configured reranker, loaded once per process; UnavailableError (with what to
@@ -66,9 +77,9 @@ class HybridMixin(SemanticMixin):
         if self._reranker is None:
             from engram.models.llama_rerank import load_reranker
 
-            path = self.model_path("rerank")
+            path = self._semantic.model_path("rerank")
             try:
-                self._reranker = load_reranker(path, self.settings.n_threads)
+                self._reranker = load_reranker(path, self._core.settings.n_threads)
             except ModelError as exc:
                 raise UnavailableError(str(exc), _BROKEN_HINT.format(role="rerank")) from None
         return self._reranker
@@ -79,9 +90,9 @@ class HybridMixin(SemanticMixin):
         if self._generator is None:
             from engram.models.llama_generate import load_generator
 
-            path = self.model_path("generate")
+            path = self._semantic.model_path("generate")
             try:
-                self._generator = load_generator(path, self.settings.n_threads)
+                self._generator = load_generator(path, self._core.settings.n_threads)
             except ModelError as exc:
                 raise UnavailableError(str(exc), _BROKEN_HINT.format(role="generate")) from None
         return self._generator
@@ -124,19 +135,19 @@ class HybridMixin(SemanticMixin):
         that similar to the query (see `hybrid.run`)."""
         from engram.search import hybrid
 
-        q = self.parse(query, collections, filters)
+        q = self._retrieval.parse(query, collections, filters)
         if not q.has_terms:
             raise InvalidInputError("query needs words to search for")
         notices: list[str] = []
         unloaded: dict[str, str] = {}  # stages whose model is configured but does not load
         embed = self._embed_fn(notices)
         outcome = hybrid.run(
-            self.db.conn,
+            self._core.db.conn,
             q,
             n,
             max(1, candidate_limit),
             embed,
-            self._vector_index() if embed else None,
+            self._semantic.vector_index() if embed else None,
             self._expand_fn(notices, unloaded) if expand else None,
             self._rerank_fn(notices, unloaded) if rerank else None,
             min_similarity,
@@ -153,16 +164,9 @@ class HybridMixin(SemanticMixin):
             [r for r in results if r.score >= min_score], stages, tuple(notices), outcome.expansions
         )
 
-    def _vector_index(self) -> Any:
-        from engram.search import vector as vector_search
-
-        if self._vindex is None:
-            self._vindex = vector_search.VectorIndex()
-        return self._vindex
-
     def _embed_fn(self, notices: list[str]) -> Any:
         try:
-            embedder = self._embedder_for_index()
+            embedder = self._semantic.embedder_for_index()
         except UnavailableError as exc:
             notices.append(f"keyword search only: {exc.message}")
             return None
@@ -174,7 +178,7 @@ class HybridMixin(SemanticMixin):
         return embed
 
     def _expand_fn(self, notices: list[str], unloaded: dict[str, str]) -> Any:
-        if self.settings.generate_model is None:
+        if self._core.settings.generate_model is None:
             return None
         try:
             gen = self.generator()
@@ -185,21 +189,21 @@ class HybridMixin(SemanticMixin):
 
         def expand(text: str) -> list[str]:
             key = _key(gen.model_id, "expand", text)
-            hit = llmcache.get_many(self.db.conn, "expand", [key])
+            hit = llmcache.get_many(self._core.db.conn, "expand", [key])
             if key in hit:
                 return list(json.loads(hit[key]))
             try:
                 out = gen.expand(text, 2)
             except ModelError as exc:
                 raise UnavailableError(str(exc)) from None
-            with self.db.write() as conn:
+            with self._core.db.write() as conn:
                 llmcache.put_many(conn, "expand", [(key, json.dumps(out))])
             return out
 
         return expand
 
     def _rerank_fn(self, notices: list[str], unloaded: dict[str, str]) -> Any:
-        if self.settings.rerank_model is None:
+        if self._core.settings.rerank_model is None:
             return None
         try:
             model = self.reranker()
@@ -210,14 +214,14 @@ class HybridMixin(SemanticMixin):
 
         def rerank(query: str, texts: list[str]) -> list[float]:
             keys = [_key(model.model_id, query, t) for t in texts]
-            hit = llmcache.get_many(self.db.conn, "rerank", keys)
+            hit = llmcache.get_many(self._core.db.conn, "rerank", keys)
             todo = [i for i, k in enumerate(keys) if k not in hit]
             if todo:
                 try:
                     fresh = model.score(query, [texts[i] for i in todo])
                 except ModelError as exc:
                     raise UnavailableError(str(exc)) from None
-                with self.db.write() as conn:
+                with self._core.db.write() as conn:
                     llmcache.put_many(
                         conn,
                         "rerank",
@@ -239,7 +243,7 @@ class HybridMixin(SemanticMixin):
     ) -> list[SearchResult]:
         from engram.search import hybrid
 
-        conn = self.db.conn
+        conn = self._core.db.conn
         keyword_first = [
             c
             for c in candidates
@@ -259,13 +263,15 @@ class HybridMixin(SemanticMixin):
         for c in candidates:
             if c.doc_id in by_keyword and c.bm25 is not None:
                 hit = replace(c.bm25, snippet=marked.get(c.doc_id, ""))
-                result = self.result_from_hit(conn, hit, q, c.final, full, with_snippets)
+                result = self._retrieval.result_from_hit(conn, hit, q, c.final, full, with_snippets)
                 if chunks:
                     passages = self._keyword_passages(conn, hit.hash, result, q)
                     result = replace(result, passages=passages)
             else:
                 assert c.vector is not None
-                result = self.result_from_vector_hit(conn, c.vector, q, full, with_snippets, chunks)
+                result = self._semantic.result_from_vector_hit(
+                    conn, c.vector, q, full, with_snippets, chunks
+                )
             out.append(
                 replace(result, score=c.final, explain=hybrid.explain(c) if explain else None)
             )

@@ -8,7 +8,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engram import config
 from engram.errors import ConflictError, InvalidInputError, NotFoundError
@@ -16,11 +16,10 @@ from engram.index import indexer
 from engram.memory import adopt, daily, props
 from engram.memory import format as fmt
 from engram.memory.inputs import tier_bounds
-from engram.memory.model import Fact, utc_now
+from engram.memory.model import Fact
 from engram.memory.notes import Notes
 from engram.memory.results import VaultInfo
 from engram.memory.template import TEMPLATE_NAME, templates_folder, write_template
-from engram.service.retrieval import RetrievalMixin
 from engram.store import activity, admin
 from engram.store import documents as docs
 from engram.store import facts as facts_store
@@ -28,6 +27,9 @@ from engram.store import sync as sync_store
 from engram.store.search import content_text
 from engram.sync.outbox import queue_fact
 from engram.vault.parse import split_frontmatter
+
+if TYPE_CHECKING:
+    from engram.service.core import Core
 
 _NAME = re.compile(r"^[\w][\w.-]*$")
 FACTS_SEQ = "facts_seq"  # meta: the change number fact rows are up to date with
@@ -46,10 +48,14 @@ class VaultCtx:
     syncing: bool = False  # facts sync with Convex (changes are queued as they are indexed)
 
 
-class MemoryMixin(RetrievalMixin):
-    """init, the fact index (adoption on update), fact show/list/recent."""
+class MemoryService:
+    """init, the fact index (adoption on update), fact show/list/recent; what the other
+    memory parts share: a vault by name, a fact's row and Fact, indexing just-written files,
+    a day's daily note."""
 
-    clock: Callable[[], dt.datetime] = staticmethod(utc_now)
+    def __init__(self, core: Core, update: Callable[..., indexer.UpdateReport]) -> None:
+        self._core = core
+        self._update = update
 
     def init_vault(
         self,
@@ -65,13 +71,13 @@ class MemoryMixin(RetrievalMixin):
         root = Path(path).expanduser().resolve()
         if not root.is_dir():
             raise NotFoundError(f"{path} is not a folder")
-        same = next((c for c in self.settings.collections if c.path.resolve() == root), None)
+        same = next((c for c in self._core.settings.collections if c.path.resolve() == root), None)
         name = same.name if same else (name or root.name)
         if not _NAME.match(name):
             raise InvalidInputError(f"vault name {name!r}: use letters, digits, - _ .")
-        if same is None and self.settings.collection(name):
+        if same is None and self._core.settings.collection(name):
             raise ConflictError(f"a collection named {name!r} already exists", "pick --name")
-        old = self.settings.vault(name)
+        old = self._core.settings.vault(name)
         spec = {
             "facts_root": facts_root or (old.facts_root if old else config.DEFAULT_FACTS_ROOT),
             "config_dir": config_dir or (old.config_dir if old else config.DEFAULT_CONFIG_DIR),
@@ -87,13 +93,13 @@ class MemoryMixin(RetrievalMixin):
             raw["vaults"] = vaults
             raw["default_vault"] = name
 
-        self.edit_config(change)
-        v = self._vault(name)
+        self._core.edit_config(change)
+        v = self.vault(name)
         v.notes.path(v.facts_root).mkdir(parents=True, exist_ok=True)
         rel = f"{v.templates}/{TEMPLATE_NAME}"
         status = write_template(v.notes, rel) if template else "not written"
         if index:
-            self.update([name])
+            self._update([name])
         return VaultInfo(
             name=name,
             path=str(root),
@@ -103,48 +109,37 @@ class MemoryMixin(RetrievalMixin):
             template=rel,
             template_status=status,
             templates_source=templates_folder(root, v.config_dir)[1],
-            documents=admin.collection_counts(self.db.conn).get(name, (0, None))[0],
+            documents=admin.collection_counts(self._core.db.conn).get(name, (0, None))[0],
         )
 
-    def _vault(self, vault: str | None = None) -> VaultCtx:
+    def vault(self, vault: str | None = None) -> VaultCtx:
         """The named vault (name or folder path), else the default one."""
-        name = vault or self.settings.default_vault
+        name = vault or self._core.settings.default_vault
         if name is None:
             raise NotFoundError("no vault yet: run engram init VAULT_FOLDER")
-        v = self.settings.find_vault(name)
+        v = self._core.settings.find_vault(name)
         if v is None:
             raise NotFoundError(
                 f"no vault {name!r} (register one with engram init PATH)",
-                [x.name for x in self.settings.vaults],
+                [x.name for x in self._core.settings.vaults],
             )
-        root = self.require_collection(v.name).path.resolve()
+        root = self._core.require_collection(v.name).path.resolve()
         folder, _ = templates_folder(root, v.config_dir)
-        notes = Notes(root, self.clock, self.settings.max_file_bytes)
+        notes = Notes(root, self._core.clock, self._core.settings.max_file_bytes)
         return VaultCtx(v.name, root, v.facts_root, v.config_dir, folder, notes, v.sync is not None)
 
-    def update(
-        self,
-        collections: Iterable[str] = (),
-        progress: indexer.Progress | None = None,
-        only_paths: dict[str, set[str]] | None = None,
-        force: bool = False,
-    ) -> indexer.UpdateReport:
-        """Re-index, then bring the fact index in step with the fact notes that changed."""
-        report = super().update(collections, progress, only_paths, force)
-        if self.settings.vaults:
-            self._refresh_facts(report)
-        return report
-
-    def _refresh_facts(self, report: indexer.UpdateReport) -> None:
-        """The fact rows of the documents stored since the last refresh (by their change
-        number: an update interrupted before this step leaves them to the next one)."""
+    def refresh_facts(self, report: indexer.UpdateReport) -> None:
+        """Bring the fact rows in step with the documents stored since the last refresh (by
+        their change number: an update interrupted before this step leaves them to the next)."""
+        if not self._core.settings.vaults:
+            return
         vaults = {
-            v.name: self._vault(v.name)
-            for v in self.settings.vaults
-            if self.settings.collection(v.name)
+            v.name: self.vault(v.name)
+            for v in self._core.settings.vaults
+            if self._core.settings.collection(v.name)
         }
         todo: dict[str, list[tuple[str, str, str, dt.datetime]]] = {}
-        with self.db.write() as conn:
+        with self._core.db.write() as conn:
             changed = docs.changed_since(conn, int(docs.get_meta(conn, FACTS_SEQ) or 0))
             for doc_id, _ in changed:
                 row = facts_store.document(conn, doc_id)
@@ -213,15 +208,15 @@ class MemoryMixin(RetrievalMixin):
                 continue
             written.add(rel)
         if written:
-            self._index(v, written)
+            self.index(v, written)
 
-    def _index(self, v: VaultCtx, rels: Iterable[str]) -> None:
+    def index(self, v: VaultCtx, rels: Iterable[str]) -> None:
         """Index files just written so the index and the notes agree at once."""
-        self.update([v.name], only_paths={v.name: set(rels)})
+        self._update([v.name], only_paths={v.name: set(rels)})
 
-    def _fact_row(self, v: VaultCtx, ref: str) -> Any:
+    def fact_row(self, v: VaultCtx, ref: str) -> Any:
         """The index row of a fact by id, id prefix, file name or vault path."""
-        conn, ref = self.db.conn, ref.strip()
+        conn, ref = self._core.db.conn, ref.strip()
         row = facts_store.by_id(conn, ref)
         if row is not None and row["collection"] == v.name:
             return row
@@ -247,14 +242,14 @@ class MemoryMixin(RetrievalMixin):
                 )
         raise NotFoundError(f"no fact {ref!r} in vault {v.name} (list them: engram fact list)")
 
-    def _fact_from_row(self, v: VaultCtx, row: Any, fresh: bool = False) -> Fact:
+    def fact_from_row(self, v: VaultCtx, row: Any, fresh: bool = False) -> Fact:
         """A Fact from its note (`fresh`: the file on disk; else the indexed copy)."""
         note = v.notes.read(str(row["path"])) if fresh else None
         if note is not None:
             data, body = props.read(note.text)
         else:  # the indexed copy: its frontmatter is already parsed, as JSON
             data = json.loads(row["frontmatter"] or "{}")
-            body = split_frontmatter(content_text(self.db.conn, row["hash"]) or "")[1]
+            body = split_frontmatter(content_text(self._core.db.conn, row["hash"]) or "")[1]
         fact = fmt.from_props(data or {}, body, str(row["path"]))
         last = fmt.to_time(row["last_access"])
         updated = fmt.to_time(row["updated_at"])
@@ -272,7 +267,7 @@ class MemoryMixin(RetrievalMixin):
         """local / synced / pending / conflict from the sync bookkeeping (None: no sync)."""
         if not v.syncing:
             return None
-        conn = self.db.conn
+        conn = self._core.db.conn
         if any(v.notes.exists(c) for c in sync_store.conflict_copies(conn, fact_id)):
             return "conflict"
         if sync_store.has_pending(conn, fact_id):
@@ -281,8 +276,8 @@ class MemoryMixin(RetrievalMixin):
 
     def fact_get(self, ref: str, vault: str | None = None) -> Fact:
         """One fact by id (or unique id prefix, file name, vault path), as its note says now."""
-        v = self._vault(vault)
-        return self._fact_from_row(v, self._fact_row(v, ref), fresh=True)
+        v = self.vault(vault)
+        return self.fact_from_row(v, self.fact_row(v, ref), fresh=True)
 
     def fact_list(
         self,
@@ -296,7 +291,7 @@ class MemoryMixin(RetrievalMixin):
         order: str = "created",
     ) -> list[Fact]:
         """Facts, newest first (or by importance), filtered by type, tag, scope, state, tier."""
-        v = self._vault(vault)
+        v = self.vault(vault)
         low, high = tier_bounds(tier_name)
         q = facts_store.FactQuery(
             collection=v.name,
@@ -307,8 +302,8 @@ class MemoryMixin(RetrievalMixin):
             min_importance=low,
             max_importance=high,
         )
-        rows = facts_store.query(self.db.conn, q, order=order, limit=limit)
-        return [self._fact_from_row(v, r) for r in rows]
+        rows = facts_store.query(self._core.db.conn, q, order=order, limit=limit)
+        return [self.fact_from_row(v, r) for r in rows]
 
     def recent_facts(
         self, limit: int = 20, fact_type: str | None = None, vault: str | None = None
@@ -316,21 +311,21 @@ class MemoryMixin(RetrievalMixin):
         """The newest live facts (for the plugin's panel and agents)."""
         return self.fact_list(fact_type=fact_type, limit=limit, vault=vault)
 
-    def _write_daily(self, v: VaultCtx, day: dt.date, index: bool = True) -> tuple[str, int, bool]:
+    def write_daily(self, v: VaultCtx, day: dt.date, index: bool = True) -> tuple[str, int, bool]:
         """Regenerate one daily note; (path, facts listed, whether the file changed)."""
         since, until = daily.day_bounds(day)
         states = ("active", "dormant", "merged", "archived")
         q = facts_store.FactQuery(collection=v.name, states=states, since=since, until=until)
-        rows = facts_store.query(self.db.conn, q)
-        entries = [daily.entry_for(self._fact_from_row(v, row)) for row in rows]
+        rows = facts_store.query(self._core.db.conn, q)
+        entries = [daily.entry_for(self.fact_from_row(v, row)) for row in rows]
         rel = daily.daily_path(v.facts_root, day)
         nxt = (day + dt.timedelta(days=1)).isoformat()
-        recalls = activity.recalls(self.db.conn, v.name, day.isoformat(), nxt)
+        recalls = activity.recalls(self._core.db.conn, v.name, day.isoformat(), nxt)
         if not entries and not recalls and not v.notes.exists(rel):
             return rel, 0, False  # nothing happened that day: no empty note
         changed = (
             v.notes.merge(rel, lambda old: daily.merge(old, entries, day, recalls)) is not None
         )
         if changed and index:
-            self._index(v, {rel})
+            self.index(v, {rel})
         return rel, len(entries), changed

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import deque
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from engram.errors import InvalidInputError
 from engram.memory import context as ctx
@@ -22,19 +22,39 @@ from engram.memory.results import (
     SessionEnd,
     WakeResult,
 )
-from engram.service.hybrid import HybridMixin
-from engram.service.memory import VaultCtx
-from engram.service.memory_write import MemoryWriteMixin
+from engram.service.memory import MemoryService, VaultCtx
 from engram.store import activity, admin
 from engram.store import facts as facts_store
 from engram.store.filters import Filters
+
+if TYPE_CHECKING:
+    from engram.search.results import SearchResult
+    from engram.service.core import Core
+    from engram.service.graph import GraphService
 
 MAX_ID_FILTER = 20_000  # beyond this many candidate facts, filter after searching
 CONTEXT_LIMITS = {"structural": 40, "potential": 30, "contextual": 15, "search": 12}
 
 
-class MemoryRecallMixin(MemoryWriteMixin, HybridMixin):
-    """recall, memory context, daily, checkpoint, wake, end-session."""
+class RecallService:
+    """recall, memory context, daily, checkpoint, wake, end-session; ranks facts with the
+    facade's hybrid `query`, finds notes with its keyword `search`, walks the graph."""
+
+    def __init__(
+        self,
+        core: Core,
+        memory: MemoryService,
+        fact_add: Callable[..., Fact],
+        query: Callable[..., list[SearchResult]],
+        search: Callable[..., list[SearchResult]],
+        graph: GraphService,
+    ) -> None:
+        self._core = core
+        self._memory = memory
+        self._fact_add = fact_add
+        self._query = query
+        self._search = search
+        self._graph = graph
 
     def fact_relevance(
         self, v: VaultCtx, query: str, n: int, doc_ids: Sequence[int]
@@ -45,14 +65,14 @@ class MemoryRecallMixin(MemoryWriteMixin, HybridMixin):
         if not doc_ids:
             return {}
         ids = tuple(doc_ids) if len(doc_ids) <= 20_000 else None
-        results = self.query(
+        results = self._query(
             query,
             n=n,
             collections=[v.name],
             filters=Filters(doc_ids=ids) if ids else None,
             expand=False,
             rerank=False,
-            min_similarity=self.settings.memory.min_similarity,
+            min_similarity=self._core.settings.memory.min_similarity,
         )
         wanted = set(doc_ids)
         return {
@@ -63,7 +83,7 @@ class MemoryRecallMixin(MemoryWriteMixin, HybridMixin):
         """Neighbours over the resolved link graph, never walking through daily notes or
         the ledger (they link to everything of a day)."""
         skip = tuple(f"{v.facts_root}/{folder}/" for folder in (DAILY_FOLDER, LEDGER_FOLDER))
-        graph = self.graph.vault_graph(v.name)[1].graph
+        graph = self._graph.vault_graph(v.name)[1].graph
 
         def neighbours(seeds: Sequence[int], hops: int) -> list[Neighbour]:
             out: list[Neighbour] = []
@@ -105,8 +125,8 @@ class MemoryRecallMixin(MemoryWriteMixin, HybridMixin):
         Date phrases in the query ("this week", "since 2026-01-01") become date filters.
         A recall by a named `agent` is counted (daily notes, reflections).
         """
-        v = self._vault(vault)
-        now = self.clock()
+        v = self._memory.vault(vault)
+        now = self._core.clock()
         rest, span = dates.span(query, since, until, now.date())
         low, high = tier_bounds(tier_name)
         q = facts_store.FactQuery(
@@ -120,12 +140,29 @@ class MemoryRecallMixin(MemoryWriteMixin, HybridMixin):
             since=span.since.isoformat() if span.since else None,
             until=span.until.isoformat() if span.until else None,
         )
-        rows = {int(r["doc_id"]): r for r in facts_store.query(self.db.conn, q)}
-        if rest.strip():
-            relevance = self.fact_relevance(v, rest, max(n * 5, 50), list(rows))
+        rows = {int(r["doc_id"]): r for r in facts_store.query(self._core.db.conn, q)}
+        out = self._fact_hits(v, rest, n, rows, now)
+        if include_notes and rest.strip():
+            out = sorted(
+                out + self._note_hits(v, rest, n, span, rows, now), key=lambda h: -h.score
+            )[:n]
+        if out or agent:
+            with self._core.db.write() as conn:
+                facts_store.bump_access(conn, [h.fact.id for h in out if h.fact], iso(now))
+                if agent:
+                    activity.record_recall(conn, v.name, now.date().isoformat(), agent[:128])
+        return out
+
+    def _fact_hits(
+        self, v: VaultCtx, query: str, n: int, rows: dict[int, Any], now: dt.datetime
+    ) -> list[RecallHit]:
+        """The best `n` of the candidate fact rows by relevance × importance × recency
+        (without query words every candidate is equally relevant)."""
+        if query.strip():
+            relevance = self.fact_relevance(v, query, max(n * 5, 50), list(rows))
         else:
             relevance = {doc_id: (1.0, "") for doc_id in rows}
-        half = self.settings.memory.half_life_days
+        half = self._core.settings.memory.half_life_days
         hits = []
         for doc_id, (rel, snippet) in relevance.items():
             row = rows[doc_id]
@@ -134,7 +171,7 @@ class MemoryRecallMixin(MemoryWriteMixin, HybridMixin):
             score = ranking.recall_score(rel, row["importance"], recent, row["lifecycle"])
             hits.append((score, rel, recent, snippet, row))
         hits.sort(key=lambda h: (-h[0], h[4]["id"]))
-        out = [
+        return [
             RecallHit(
                 "fact",
                 str(r["path"]),
@@ -143,21 +180,11 @@ class MemoryRecallMixin(MemoryWriteMixin, HybridMixin):
                 rel,
                 float(r["importance"]),
                 rec,
-                self._fact_from_row(v, r),
+                self._memory.fact_from_row(v, r),
                 snippet,
             )
             for s, rel, rec, snippet, r in hits[:n]
         ]
-        if include_notes and rest.strip():
-            out = sorted(
-                out + self._note_hits(v, rest, n, span, rows, now), key=lambda h: -h.score
-            )[:n]
-        if out or agent:
-            with self.db.write() as conn:
-                facts_store.bump_access(conn, [h.fact.id for h in out if h.fact], iso(now))
-                if agent:
-                    activity.record_recall(conn, v.name, now.date().isoformat(), agent[:128])
-        return out
 
     def _note_hits(
         self,
@@ -173,11 +200,11 @@ class MemoryRecallMixin(MemoryWriteMixin, HybridMixin):
             before=span.until.isoformat() if span.until else None,
         )
         out = []
-        half = self.settings.memory.half_life_days
-        for r in self.search(query, n=n * 3, collections=[v.name], filters=filters):
+        half = self._core.settings.memory.half_life_days
+        for r in self._search(query, n=n * 3, collections=[v.name], filters=filters):
             if r.doc_id in facts or r.path.startswith(v.facts_root + "/"):
                 continue
-            doc = admin.document_by_id(self.db.conn, r.doc_id)
+            doc = admin.document_by_id(self._core.db.conn, r.doc_id)
             when = fmt.to_time(doc["doc_date"] if doc else None) or now
             recent = ranking.recency(ranking.age_days(when, now), half)
             score = ranking.recall_score(r.score, ranking.NOTE_IMPORTANCE, recent)
@@ -207,16 +234,16 @@ class MemoryRecallMixin(MemoryWriteMixin, HybridMixin):
         """Context for an agent: facts by tier, daily notes, search hits and their graph
         neighbours, in the profile's order, never over `budget` tokens (chars/4)."""
         ctx.profile_order(profile)
-        v = self._vault(vault)
+        v = self._memory.vault(vault)
         items: list[ctx.ContextItem] = []
         q = facts_store.FactQuery(collection=v.name, states=LIVE_STATES)
         counts: dict[str, int] = {}
-        for row in facts_store.query(self.db.conn, q, order="importance", limit=500):
-            fact = self._fact_from_row(v, row)
+        for row in facts_store.query(self._core.db.conn, q, order="importance", limit=500):
+            fact = self._memory.fact_from_row(v, row)
             counts[fact.tier] = counts.get(fact.tier, 0) + 1
             if counts[fact.tier] <= CONTEXT_LIMITS[fact.tier]:
                 items.append(_fact_item(fact.tier, fact, fact.importance))
-        today = self.clock().date()
+        today = self._core.clock().date()
         for age, day in enumerate((today, today - dt.timedelta(days=1))):
             rel = f"{v.facts_root}/daily/{day.isoformat()}.md"
             note = v.notes.read(rel)
@@ -238,12 +265,12 @@ class MemoryRecallMixin(MemoryWriteMixin, HybridMixin):
                 else:
                     text = f"{hit.title} ({hit.path}): {hit.snippet}"
                     items.append(ctx.ContextItem("search", text, hit.score, hit.path, hit.title))
-                doc = admin.document_by_path(self.db.conn, v.name, hit.path)
+                doc = admin.document_by_path(self._core.db.conn, v.name, hit.path)
                 if doc is not None:
                     seeds.append(int(doc["id"]))
         walk = neighbours or self.neighbours_for(v)
         for nb in walk(seeds, 2):
-            if facts_store.by_doc(self.db.conn, nb.doc_id) is not None:
+            if facts_store.by_doc(self._core.db.conn, nb.doc_id) is not None:
                 continue  # facts come in through their tier
             text = f"{nb.title} ({nb.path}), {nb.hops} link{'s' if nb.hops > 1 else ''} away"
             items.append(ctx.ContextItem("graph", text, 1.0 / (nb.hops + 1), nb.path, nb.title))
@@ -251,12 +278,12 @@ class MemoryRecallMixin(MemoryWriteMixin, HybridMixin):
 
     def daily(self, day: str | None = None, vault: str | None = None) -> DailyResult:
         """Regenerate a day's note (today by default; a date or phrase like yesterday)."""
-        v = self._vault(vault)
-        today = self.clock().date()
+        v = self._memory.vault(vault)
+        today = self._core.clock().date()
         when = dates.parse_range(day, today).since if day else today
         if when is None:
             raise InvalidInputError(f"{day!r} is not a single day")
-        rel, count, written = self._write_daily(v, when)
+        rel, count, written = self._memory.write_daily(v, when)
         return DailyResult(when, rel, count, written)
 
     def checkpoint(
@@ -270,16 +297,16 @@ class MemoryRecallMixin(MemoryWriteMixin, HybridMixin):
         """Save what the agent is doing and raise the dirty-exit flag."""
         if not working_on.strip():
             raise InvalidInputError("say what you are working on (--working-on)")
-        v = self._vault(vault)
-        cp = wk.Checkpoint(working_on.strip(), self.clock(), focus, blocked, urgent)
+        v = self._memory.vault(vault)
+        cp = wk.Checkpoint(working_on.strip(), self._core.clock(), focus, blocked, urgent)
         wk.save_checkpoint(v.root, cp)
         return cp
 
     def wake(self, vault: str | None = None) -> WakeResult:
         """Bootstrap context: dirty exit?, last checkpoint, recent observations (decayed),
         recent handoffs, open commitments and active projects."""
-        v = self._vault(vault)
-        today = self.clock().date()
+        v = self._memory.vault(vault)
+        today = self._core.clock().date()
         days = [today - dt.timedelta(days=age) for age in range(wk.WAKE_DAYS)]
         ledgers = {}
         for day in days:
@@ -287,16 +314,18 @@ class MemoryRecallMixin(MemoryWriteMixin, HybridMixin):
             if note is not None:
                 ledgers[day] = note.text
         q = facts_store.FactQuery(v.name, states=LIVE_STATES, since=days[-1].isoformat())
-        facts = [self._fact_from_row(v, row) for row in facts_store.query(self.db.conn, q)]
+        facts = [
+            self._memory.fact_from_row(v, row) for row in facts_store.query(self._core.db.conn, q)
+        ]
         recent = wk.gather(ledgers, self._live_refs(v), facts)
         return WakeResult(
             today=today,
             dirty=wk.is_dirty(v.root),
             checkpoint=wk.load_checkpoint(v.root),
             recent=tuple(wk.decay_select(recent, today)),
-            handoffs=tuple(self.fact_list("session_summary", limit=3, vault=v.name)),
+            handoffs=tuple(self._memory.fact_list("session_summary", limit=3, vault=v.name)),
             commitments=tuple(
-                self.fact_list(
+                self._memory.fact_list(
                     "commitment", states=("active",), limit=10, vault=v.name, order="importance"
                 )
             ),
@@ -311,10 +340,10 @@ class MemoryRecallMixin(MemoryWriteMixin, HybridMixin):
         vault: str | None = None,
     ) -> SessionEnd:
         """Clear the dirty-exit flag; with a summary, store it as a handoff fact first."""
-        v = self._vault(vault)
+        v = self._memory.vault(vault)
         handoff = None
         if summary and summary.strip():
-            handoff = self.fact_add(
+            handoff = self._fact_add(
                 summary,
                 fact_type="session_summary",
                 tags=["handoff"],
@@ -326,12 +355,12 @@ class MemoryRecallMixin(MemoryWriteMixin, HybridMixin):
 
     def _live_refs(self, v: VaultCtx) -> dict[str, str]:
         q = facts_store.FactQuery(collection=v.name, states=LIVE_STATES)
-        return {str(r["id"])[:8]: str(r["path"]) for r in facts_store.query(self.db.conn, q)}
+        return {str(r["id"])[:8]: str(r["path"]) for r in facts_store.query(self._core.db.conn, q)}
 
     def _projects(self, v: VaultCtx) -> list[Fact]:
         q = facts_store.FactQuery(collection=v.name, types=("project", "plan"), states=("active",))
-        rows = facts_store.query(self.db.conn, q, order="importance", limit=5)
-        return [self._fact_from_row(v, r) for r in rows]
+        rows = facts_store.query(self._core.db.conn, q, order="importance", limit=5)
+        return [self._memory.fact_from_row(v, r) for r in rows]
 
 
 def _fact_item(source: str, fact: Fact, score: float) -> ctx.ContextItem:

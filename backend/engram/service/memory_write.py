@@ -7,7 +7,7 @@ import functools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engram.errors import ConflictError, InvalidInputError, NotFoundError
 from engram.memory import adopt, inputs, ledger, props
@@ -30,14 +30,22 @@ from engram.memory.model import (
 from engram.memory.notes import MERGE_ATTEMPTS, NoteText
 from engram.memory.ranking import next_state
 from engram.memory.results import LifecycleChange, SupersedeResult
-from engram.service.memory import MemoryMixin, VaultCtx
+from engram.service.memory import MemoryService, VaultCtx
 from engram.store import admin
 from engram.store import facts as facts_store
 from engram.vault.fsio import sha256_hex
 
+if TYPE_CHECKING:
+    from engram.service.core import Core
 
-class MemoryWriteMixin(MemoryMixin):
-    """fact add / update / archive / supersede / from-note, and the lifecycle sweep."""
+
+class FactWriter:
+    """fact add / update / archive / supersede / from-note, and the lifecycle sweep; `record`
+    and `commit` are what sync's local side shares (service/sync_local.py)."""
+
+    def __init__(self, core: Core, memory: MemoryService) -> None:
+        self._core = core
+        self._memory = memory
 
     def fact_add(
         self,
@@ -56,15 +64,15 @@ class MemoryWriteMixin(MemoryMixin):
         vault: str | None = None,
     ) -> Fact:
         """Store a fact as a new note (type and importance inferred when not given)."""
-        v = self._vault(vault)
+        v = self._memory.vault(vault)
         body = normalize_text(text)
         if not body:
             raise InvalidInputError("the fact's text is empty")
         kind = check_type(fact_type) if fact_type else infer_type(body)
-        old = self._fact_row(v, supersedes) if supersedes else None
-        others = [self._fact_row(v, c) for c in contradicts]
+        old = self._memory.fact_row(v, supersedes) if supersedes else None
+        others = [self._memory.fact_row(v, c) for c in contradicts]
         linked, found = self._autolink(v, body, entities)
-        fid, now = new_id(), self.clock()
+        fid, now = new_id(), self._core.clock()
         fact = Fact(
             id=fid,
             title=clean_line(title or "") or title_from_text(body),
@@ -85,15 +93,15 @@ class MemoryWriteMixin(MemoryMixin):
         rel = v.notes.free_name(folder_for(kind, v.facts_root), file_name(fact.title, fid))
         if old is None and not others:
             sha = v.notes.write(rel, fmt.render(fact), "")
-            self._commit(v, {rel}, fid, sha)
-            self._record(v, replace(fact, path=rel))
-            return self.fact_get(fid, v.name)
+            self.commit(v, {rel}, fid, sha)
+            self.record(v, replace(fact, path=rel))
+            return self._memory.fact_get(fid, v.name)
         # the new note and the notes it supersedes or contradicts change together, or none do
         edits = [(o, _contradicted_by(fid)) for o in others]
         if old is not None:
             edits.insert(0, (old, lambda f: replace(f, superseded_by=fid, lifecycle="merged")))
         self._rewrite_together(v, edits, replace(fact, path=rel))
-        return self.fact_get(fid, v.name)
+        return self._memory.fact_get(fid, v.name)
 
     def fact_update(
         self,
@@ -110,8 +118,8 @@ class MemoryWriteMixin(MemoryMixin):
         vault: str | None = None,
     ) -> Fact:
         """Change a fact's note: only the named fields; a type change moves it to its folder."""
-        v = self._vault(vault)
-        row = self._fact_row(v, ref)
+        v = self._memory.vault(vault)
+        row = self._memory.fact_row(v, ref)
         if lifecycle is not None and lifecycle not in LIFECYCLE_STATES:
             raise InvalidInputError(f"lifecycle must be one of {', '.join(LIFECYCLE_STATES)}")
         kind = check_type(fact_type) if fact_type else None
@@ -150,8 +158,8 @@ class MemoryWriteMixin(MemoryMixin):
 
     def fact_archive(self, ref: str, prune: bool = False, vault: str | None = None) -> Fact:
         """Archive a fact (it stays where it is); `prune` also moves it to the archive folder."""
-        v = self._vault(vault)
-        row = self._fact_row(v, ref)
+        v = self._memory.vault(vault)
+        row = self._memory.fact_row(v, ref)
         state = "pruned" if prune else "archived"
         move = None
         if prune:
@@ -170,12 +178,12 @@ class MemoryWriteMixin(MemoryMixin):
 
         A new fact inherits the old one's type, tags, entities and scope unless `fields`
         gives them (given ones win)."""
-        v = self._vault(vault)
-        old_row = self._fact_row(v, ref)
+        v = self._memory.vault(vault)
+        old_row = self._memory.fact_row(v, ref)
         if (text is None) == (by is None):
             raise InvalidInputError("give either the new fact's text or --by ID, not both")
         if text is not None:
-            old = self._fact_from_row(v, old_row, fresh=True)
+            old = self._memory.fact_from_row(v, old_row, fresh=True)
             inherited = {
                 "fact_type": old.fact_type,
                 "tags": old.tags,
@@ -191,7 +199,7 @@ class MemoryWriteMixin(MemoryMixin):
                 raise InvalidInputError(
                     "type, tags, entities and scope are for a new fact's TEXT, not --by"
                 )
-            new_row = self._fact_row(v, str(by))
+            new_row = self._memory.fact_row(v, str(by))
             if new_row["id"] == old_row["id"]:
                 raise InvalidInputError("a fact cannot supersede itself")
             new_id = str(new_row["id"])
@@ -202,14 +210,14 @@ class MemoryWriteMixin(MemoryMixin):
                     (old_row, lambda f: replace(f, superseded_by=new_id, lifecycle="merged")),
                 ],
             )[0]
-        return SupersedeResult(self.fact_get(old_row["id"], v.name), new)
+        return SupersedeResult(self._memory.fact_get(old_row["id"], v.name), new)
 
     def fact_from_note(
         self, path: str, selection: str | None = None, vault: str | None = None, **fields: Any
     ) -> Fact:
         """A fact from a selection of a note (a new fact citing it), or the whole note
         (the note itself becomes a fact: properties added, its text untouched)."""
-        v = self._vault(vault)
+        v = self._memory.vault(vault)
         rel = v.notes.relative(path)
         note = v.notes.read(rel)
         if note is None:
@@ -218,10 +226,10 @@ class MemoryWriteMixin(MemoryMixin):
             link = rel[:-3] if rel.endswith(".md") else rel
             fields.setdefault("source", f"[[{link}]]")
             return self.fact_add(selection, vault=v.name, **fields)
-        self._index(v, {rel})
-        doc = admin.document_by_path(self.db.conn, v.name, rel)
-        if doc is not None and (row := facts_store.by_doc(self.db.conn, int(doc["id"]))):
-            return self._fact_from_row(v, row, fresh=True)
+        self._memory.index(v, {rel})
+        doc = admin.document_by_path(self._core.db.conn, v.name, rel)
+        if doc is not None and (row := facts_store.by_doc(self._core.db.conn, int(doc["id"]))):
+            return self._memory.fact_from_row(v, row, fresh=True)
         data, body = props.read(note.text)
         if data is None:
             raise InvalidInputError(f"{rel}: the frontmatter is not valid YAML; fix it first")
@@ -231,20 +239,20 @@ class MemoryWriteMixin(MemoryMixin):
         kind = check_type(fields["fact_type"]) if fields.get("fact_type") else None
         if kind:  # the one field that applies to a whole note
             data = {**data, "factType": kind}
-        changes = adopt.adoption_changes(data, body, rel, title, self.clock())
+        changes = adopt.adoption_changes(data, body, rel, title, self._core.clock())
         if kind:
             changes["factType"] = kind
         v.notes.write(rel, props.edit(note.text, changes), note.sha256, note.bom)
-        self._index(v, {rel})  # a person's words: edits stay theirs (lastEditedBy: human)
-        return self.fact_get(rel, v.name)
+        self._memory.index(v, {rel})  # a person's words: edits stay theirs (lastEditedBy: human)
+        return self._memory.fact_get(rel, v.name)
 
     def fact_sweep(self, dry_run: bool = False, vault: str | None = None) -> list[LifecycleChange]:
         """Move idle facts active → dormant → archived (and recalled ones back to active)."""
-        v = self._vault(vault)
-        cfg, now = self.settings.memory, self.clock()
+        v = self._memory.vault(vault)
+        cfg, now = self._core.settings.memory, self._core.clock()
         q = facts_store.FactQuery(collection=v.name, states=LIVE_STATES)
         changes = []
-        for row in facts_store.query(self.db.conn, q):
+        for row in facts_store.query(self._core.db.conn, q):
             touched = [fmt.to_time(row["updated_at"]), fmt.to_time(row["last_access"])]
             last = max(t for t in touched if t is not None)
             tier_name = "structural" if row["importance"] >= 0.8 else "other"
@@ -281,9 +289,9 @@ class MemoryWriteMixin(MemoryMixin):
         sha = e.note.sha256
         if e.text != e.note.text or e.where != e.rel:
             sha = v.notes.write(e.rel, e.text, e.note.sha256, e.note.bom, to=e.where)
-        self._commit(v, {e.rel, e.where}, e.fact.id, sha)
-        fact = self.fact_get(e.fact.id, v.name)
-        self._record(v, fact)
+        self.commit(v, {e.rel, e.where}, e.fact.id, sha)
+        fact = self._memory.fact_get(e.fact.id, v.name)
+        self.record(v, fact)
         return fact
 
     def _rewrite_together(
@@ -313,9 +321,10 @@ class MemoryWriteMixin(MemoryMixin):
         marks = [(fid, sha256_hex(c.data or b"")) for fid, c in by_fact]
         self._commit_many(v, {c.path for _, c in by_fact}, marks)
         facts = [
-            self.fact_get(e.fact.id if isinstance(e, _Edit) else e.id, v.name) for e in planned
+            self._memory.fact_get(e.fact.id if isinstance(e, _Edit) else e.id, v.name)
+            for e in planned
         ]
-        self._record(v, *([created] if created else []), *facts)
+        self.record(v, *([created] if created else []), *facts)
         return facts
 
     def _edit(
@@ -339,37 +348,37 @@ class MemoryWriteMixin(MemoryMixin):
         new = mutate(current)
         moving = move_to is not None and str(PurePosixPath(rel).parent) != move_to
         if new == current and not moving:
-            return self.fact_get(current.id, v.name)
+            return self._memory.fact_get(current.id, v.name)
         if new != current:
             new = replace(new, last_edited_by="system")
             if touch:
-                new = replace(new, updated_at=self.clock())
+                new = replace(new, updated_at=self._core.clock())
         text = props.edit(note.text, fmt.changes_for(new, data))
         if new.text != current.text:
             text = fmt.with_body(text, new.text)
         where = v.notes.destination(rel, move_to) if moving and move_to else rel
         return _Edit(rel, where, new, note, text)
 
-    def _commit(self, v: VaultCtx, rels: set[str], fact_id: str, sha: str) -> None:
+    def commit(self, v: VaultCtx, rels: set[str], fact_id: str, sha: str) -> None:
         """Index notes Engram just wrote, remembering the hash so it is not taken for a
         person's edit (before indexing for an existing fact, after it for a new one)."""
         self._mark(fact_id, sha)
-        self._index(v, rels)
+        self._memory.index(v, rels)
         self._mark(fact_id, sha)
 
     def _commit_many(self, v: VaultCtx, rels: set[str], marks: list[tuple[str, str]]) -> None:
-        """`_commit` for several facts written together."""
+        """`commit` for several facts written together."""
         for fact_id, sha in marks:
             self._mark(fact_id, sha)
-        self._index(v, rels)
+        self._memory.index(v, rels)
         for fact_id, sha in marks:
             self._mark(fact_id, sha)
 
     def _mark(self, fact_id: str, sha: str) -> None:
-        with self.db.write() as conn:
+        with self._core.db.write() as conn:
             facts_store.mark_written(conn, fact_id, sha)
 
-    def _record(self, v: VaultCtx, *facts: Fact) -> None:
+    def record(self, v: VaultCtx, *facts: Fact) -> None:
         """Keep the ledger lines and the daily notes of the facts' days in step with them."""
         days: dict[dt.date, list[Fact]] = {}
         for fact in facts:
@@ -383,17 +392,17 @@ class MemoryWriteMixin(MemoryMixin):
             rel = ledger.ledger_path(v.facts_root, day)
             if v.notes.merge(rel, functools.partial(_fold, obs=obs, day=day)) is not None:
                 touched.add(rel)
-            daily_rel, _, changed = self._write_daily(v, day, index=False)
+            daily_rel, _, changed = self._memory.write_daily(v, day, index=False)
             if changed:
                 touched.add(daily_rel)
         if touched:
-            self._index(v, touched)
+            self._memory.index(v, touched)
 
     def _autolink(
         self, v: VaultCtx, text: str, entities: Iterable[str]
     ) -> tuple[str, tuple[str, ...]]:
         """Link the first mention of each vault note, alias or known entity in `text`."""
-        conn = self.db.conn
+        conn = self._core.db.conn
         known = [fmt.link_name(e) for e in facts_store.entity_values(conn, v.name)]
         link = inputs.linker(
             facts_store.note_names(conn, v.name),

@@ -155,6 +155,7 @@ INTERNAL: dict[str, str] = {
     "context_for": "the contexts of a path",
     "graph": "the graph service (service/graph.py), which the graph operations hand over to",
     "graph_files": "graph-index.json, export, typed neighbours, colours (service/graph_files.py)",
+    "memory": "vaults, the fact index and reading facts (service/memory.py)",
     "ledger": "the raw ledger, observe and the archive (service/ledger.py)",
     "reflections": "weekly reflections (service/reflect.py); the daemon's weekly check",
     "vault_collection": "the collection of a vault folder (engram serve --vault)",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -12,7 +12,6 @@ from engram.errors import InvalidInputError, NotFoundError
 from engram.search import bm25, snippets
 from engram.search.query import ParsedQuery, QueryError, parse_query
 from engram.search.results import Document, SearchResult
-from engram.service.core import Core
 from engram.store import admin
 from engram.store.filters import Filters
 from engram.store.fts import bigrams
@@ -22,14 +21,24 @@ from engram.vault.scan import matches
 
 if TYPE_CHECKING:
     from engram.index import indexer
+    from engram.service.core import Core
+
+AfterUpdate = Callable[
+    ["indexer.UpdateReport", "list[indexer.CollectionSpec]", "dict[str, set[str]] | None"], None
+]
 
 _LINE_SUFFIX = re.compile(r"^(.*?):(\d+)$")
 _DOCID = re.compile(r"^#?([0-9a-fA-F]{6,64})$")
 DEFAULT_MAX_BYTES = 10_240
 
 
-class RetrievalMixin(Core):
-    """update, search, get and multi-get."""
+class RetrievalService:
+    """update, search, get and multi-get over the core's index; `after_update` is the
+    facade's derived work once files are indexed (links, graph files, facts)."""
+
+    def __init__(self, core: Core, after_update: AfterUpdate) -> None:
+        self._core = core
+        self._after_update = after_update
 
     def update(
         self,
@@ -44,30 +53,22 @@ class RetrievalMixin(Core):
 
         names = list(collections)
         cols = (
-            [self.require_collection(n) for n in names]
+            [self._core.require_collection(n) for n in names]
             if names
-            else list(self.settings.collections)
+            else list(self._core.settings.collections)
         )
         specs = [indexer.CollectionSpec(c.name, c.path, c.pattern, c.ignore) for c in cols]
         report = indexer.update(
-            self.db,
+            self._core.db,
             specs,
-            self.settings.max_file_bytes,
+            self._core.settings.max_file_bytes,
             progress,
             only_paths,
-            self.parse_pool,
+            self._core.parse_pool,
             force,
         )
-        self.after_update(report, specs, only_paths)
+        self._after_update(report, specs, only_paths)
         return report
-
-    def after_update(
-        self,
-        report: indexer.UpdateReport,
-        specs: list[indexer.CollectionSpec],
-        only_paths: dict[str, set[str]] | None,
-    ) -> None:
-        """Derived work once files are indexed; mixins extend it (and call super())."""
 
     def parse(
         self, query: str, collections: Iterable[str] = (), filters: Filters | None = None
@@ -82,7 +83,7 @@ class RetrievalMixin(Core):
         q = q.with_filters(Filters(collections=names) if names else Filters())
         q = q.with_filters(extra)
         for name in q.filters.collections:
-            self.require_collection(name)
+            self._core.require_collection(name)
         return q
 
     def search(
@@ -102,7 +103,7 @@ class RetrievalMixin(Core):
         q = self.parse(query, collections, filters)
         if not q.has_terms and q.filters.is_empty():
             raise InvalidInputError("empty query: give words to search for, or filters")
-        conn = self.db.conn
+        conn = self._core.db.conn
         hits = bm25.search(conn, q, n, with_snippets)
         results = [
             self.result_from_hit(
@@ -143,7 +144,7 @@ class RetrievalMixin(Core):
             snippet=snip.text,
             line=snip.line,
             highlights=snip.highlights,
-            context=self.context_for(hit.collection, hit.path),
+            context=self._core.context_for(hit.collection, hit.path),
             fact_type=hit.fact_type,
             body=text if full else None,
             doc_id=hit.id,
@@ -158,7 +159,7 @@ class RetrievalMixin(Core):
             score=score,
             snippet="",
             line=hit.body_line,
-            context=self.context_for(hit.collection, hit.path),
+            context=self._core.context_for(hit.collection, hit.path),
             fact_type=hit.fact_type,
             doc_id=hit.id,
         )
@@ -178,7 +179,7 @@ class RetrievalMixin(Core):
             raise InvalidInputError("nothing to get: give a glob, a list of paths or #docids")
         rows: list[Any] = []
         missing: list[str] = []
-        conn = self.db.conn
+        conn = self._core.db.conn
         for item in items:
             if any(ch in item for ch in "*?[{"):
                 pattern = item.removeprefix("engram://")
@@ -219,7 +220,7 @@ class RetrievalMixin(Core):
         return out
 
     def _find(self, target: str) -> Any:
-        conn = self.db.conn
+        conn = self._core.db.conn
         target = target.strip()
         m = _DOCID.match(target)
         if m and (target.startswith("#") or len(target) == 6):
@@ -230,7 +231,7 @@ class RetrievalMixin(Core):
                 raise NotFoundError(f"no document with docid {target}")
         rel = target.removeprefix("engram://")
         name, _, rest = rel.partition("/")
-        if rest and self.settings.collection(name):
+        if rest and self._core.settings.collection(name):
             row = admin.document_by_path(conn, name, rest)
             if row is None and not rest.endswith(".md"):
                 row = admin.document_by_path(conn, name, rest + ".md")
@@ -250,16 +251,16 @@ class RetrievalMixin(Core):
             full = path.expanduser().resolve()
         except (OSError, RuntimeError):
             return None
-        for c in self.settings.collections:
+        for c in self._core.settings.collections:
             root = c.path.resolve()
             if root in full.parents:
                 return admin.document_by_path(
-                    self.db.conn, c.name, full.relative_to(root).as_posix()
+                    self._core.db.conn, c.name, full.relative_to(root).as_posix()
                 )
         return None
 
     def _suggest(self, target: str) -> list[str]:
-        rows = admin.all_documents(self.db.conn)
+        rows = admin.all_documents(self._core.db.conn)
         names = {f"{r['collection']}/{r['path']}": r for r in rows}
         key = target.lower()
         close = difflib.get_close_matches(key, [n.lower() for n in names], n=3, cutoff=0.5)
@@ -272,7 +273,7 @@ class RetrievalMixin(Core):
     def _document(
         self, row: Any, from_line: int, max_lines: int | None, note: str | None = None
     ) -> Document:
-        col = self.settings.collection(row["collection"])
+        col = self._core.settings.collection(row["collection"])
         fs_path = col.path / row["path"] if col else None
         text = self._current_text(row, col.path if col else None)
         lines = text.split("\n")
@@ -288,7 +289,7 @@ class RetrievalMixin(Core):
             text="\n".join(chosen),
             from_line=start,
             total_lines=len(lines),
-            context=self.context_for(row["collection"], row["path"]),
+            context=self._core.context_for(row["collection"], row["path"]),
             note=note,
             fs_path=str(fs_path) if fs_path else None,
         )
@@ -301,10 +302,12 @@ class RetrievalMixin(Core):
         """
         if root is not None:
             try:
-                return read_note(safe_join(root, row["path"]), self.settings.max_file_bytes).text
+                return read_note(
+                    safe_join(root, row["path"]), self._core.settings.max_file_bytes
+                ).text
             except (UnsafePathError, OSError, ValueError, RuntimeError):
                 pass
-        return content_text(self.db.conn, row["hash"]) or ""
+        return content_text(self._core.db.conn, row["hash"]) or ""
 
 
 def _split_line(ref: str) -> tuple[str, int | None]:

@@ -15,7 +15,6 @@ from engram.search import snippets
 from engram.search.query import ParsedQuery
 from engram.search.results import Passage, SearchResult
 from engram.secrets import private_dir
-from engram.service.retrieval import RetrievalMixin
 from engram.store import documents as docs
 from engram.store import vectors
 from engram.store.filters import Filters
@@ -24,14 +23,39 @@ from engram.store.search import content_text
 if TYPE_CHECKING:  # numpy, the chunker and the parser load only when vectors are used
     from engram.index import embed as embedding
     from engram.search import vector as vector_search
+    from engram.service.core import Core
+    from engram.service.retrieval import RetrievalService
 
 ROLES = ("embed", "rerank", "generate")
 
 
-class SemanticMixin(RetrievalMixin):
-    """Everything that needs an embedding model."""
+class SemanticService:
+    """Everything that needs an embedding model; keeps the embedder and the in-memory vector
+    index this process loaded."""
 
-    _vindex: vector_search.VectorIndex | None = None
+    def __init__(
+        self, core: Core, retrieval: RetrievalService, embedder: Embedder | None = None
+    ) -> None:
+        self._core = core
+        self._retrieval = retrieval
+        self._embedder = embedder  # tests inject a fake; otherwise loaded on first use
+        self._vindex: vector_search.VectorIndex | None = None
+
+    def loaded_embedder(self) -> Embedder | None:
+        """The embedder if this process has loaded it (or was given one); loads nothing."""
+        return self._embedder
+
+    def vector_index(self) -> vector_search.VectorIndex:
+        """The in-memory vector index of this process, made on first use."""
+        from engram.search import vector as vector_search
+
+        if self._vindex is None:
+            self._vindex = vector_search.VectorIndex()
+        return self._vindex
+
+    def forget(self) -> None:
+        """Drop the in-memory vector index (the index file was replaced)."""
+        self._vindex = None
 
     def embedder(self) -> Embedder:
         """The configured embedding model, loaded once per process."""
@@ -40,7 +64,7 @@ class SemanticMixin(RetrievalMixin):
             from engram.models.llama import load_embedder
 
             try:
-                self._embedder = load_embedder(path, self.settings.n_threads)
+                self._embedder = load_embedder(path, self._core.settings.n_threads)
             except ModelError as exc:
                 raise UnavailableError(str(exc)) from None
         return self._embedder
@@ -49,7 +73,7 @@ class SemanticMixin(RetrievalMixin):
         """The configured spec of a model role (embed, rerank, generate)."""
         if role not in ROLES:
             raise InvalidInputError(f"unknown model role {role!r}; use one of {', '.join(ROLES)}")
-        spec: str | None = getattr(self.settings, f"{role}_model")
+        spec: str | None = getattr(self._core.settings, f"{role}_model")
         return spec
 
     def model_path(self, role: str) -> Path:
@@ -58,10 +82,10 @@ class SemanticMixin(RetrievalMixin):
         if spec is None:
             raise UnavailableError(
                 f"no {role} model is configured",
-                f"set models.{role} in {self.settings.config_file}",
+                f"set models.{role} in {self._core.settings.config_file}",
             )
         try:
-            return sources.resolve(spec, private_dir(self.settings.cache_dir))
+            return sources.resolve(spec, private_dir(self._core.settings.cache_dir))
         except ModelError as exc:
             raise UnavailableError(str(exc)) from None
 
@@ -73,29 +97,29 @@ class SemanticMixin(RetrievalMixin):
             entry: dict[str, Any] = {"spec": spec, "path": None, "available": False}
             if spec is not None:
                 try:
-                    entry["path"] = str(sources.resolve(spec, self.settings.cache_dir))
+                    entry["path"] = str(sources.resolve(spec, self._core.settings.cache_dir))
                     entry["available"] = True
                 except ModelError as exc:
                     entry["error"] = str(exc)
             roles[role] = entry
         cached = [
             {"path": str(p), "bytes": p.stat().st_size}
-            for p in sources.list_models(self.settings.cache_dir)
+            for p in sources.list_models(self._core.settings.cache_dir)
         ]
         return {
             "roles": roles,
-            "builtIn": sources.built_in_status(self.settings.cache_dir),
+            "builtIn": sources.built_in_status(self._core.settings.cache_dir),
             "cached": cached,
-            "cacheDir": str(sources.models_dir(self.settings.cache_dir)),
+            "cacheDir": str(sources.models_dir(self._core.settings.cache_dir)),
         }
 
     def models_pull(
         self, spec: str | None = None, progress: Callable[[str], None] | None = None
     ) -> dict[str, Any]:
         """Download (and convert) a model: a spec, or the embedding model by default."""
-        target = spec or self.settings.embed_model or sources.DEFAULT_SPEC
+        target = spec or self._core.settings.embed_model or sources.DEFAULT_SPEC
         try:
-            path = sources.pull(target, private_dir(self.settings.cache_dir), progress)
+            path = sources.pull(target, private_dir(self._core.settings.cache_dir), progress)
         except ModelError as exc:
             raise UnavailableError(str(exc)) from None
         return self.models_info(str(path))
@@ -105,7 +129,7 @@ class SemanticMixin(RetrievalMixin):
         path = self.model_path(spec) if spec in ROLES else None
         if path is None:
             try:
-                path = sources.resolve(spec, self.settings.cache_dir)
+                path = sources.resolve(spec, self._core.settings.cache_dir)
             except ModelError as exc:
                 raise UnavailableError(str(exc)) from None
         info = asdict(sources.info(path))
@@ -124,31 +148,31 @@ class SemanticMixin(RetrievalMixin):
         model first when it is missing (`say` reports that step)."""
         from engram.index import embed as embedding
 
-        self._require_vectors_extension()
+        self.require_vectors()
         names = list(collections)
         for name in names:
-            self.require_collection(name)
+            self._core.require_collection(name)
         self.prepare_default_embedder(say)
         return embedding.embed(
-            self.db, self.embedder(), names, force, progress, pool=self.parse_pool
+            self._core.db, self.embedder(), names, force, progress, pool=self._core.parse_pool
         )
 
     def prepare_default_embedder(self, say: Callable[[str], None] | None = None) -> None:
         """Pull a built-in embedding model (default, multilingual) when it is the one configured
         and is not prepared yet, as `engram models pull` does: whoever asks to embed wants it.
         Offline, the pull's error says what to do."""
-        spec = self.settings.embed_model
+        spec = self._core.settings.embed_model
         if self._embedder is not None or spec not in sources.BUILT_IN:
             return
         try:
-            sources.resolve(spec, self.settings.cache_dir)
+            sources.resolve(spec, self._core.settings.cache_dir)
             return
         except ModelError:
             pass
         if say is not None:
             say(f"the {spec} embedding model is not prepared yet: preparing it first")
         try:
-            sources.pull(spec, self.settings.cache_dir, say)
+            sources.pull(spec, self._core.settings.cache_dir, say)
         except ModelError as exc:
             raise UnavailableError(f"cannot embed without the embedding model: {exc}") from None
 
@@ -157,7 +181,7 @@ class SemanticMixin(RetrievalMixin):
     ) -> embedding.EmbedReport | None:
         """Embed what changed when an embedding model and sqlite-vec are there; None if not
         (keyword search needs neither, so background indexing must not fail without them)."""
-        if self.settings.embed_model is None or not self.db.vec_available:
+        if self._core.settings.embed_model is None or not self._core.db.vec_available:
             return None
         try:
             self.model_path("embed")
@@ -177,19 +201,17 @@ class SemanticMixin(RetrievalMixin):
         chunks: bool = False,
     ) -> list[SearchResult]:
         """Vector search: documents whose passages are closest in meaning to the query."""
-        q = self.parse(query, collections, filters)
+        q = self._retrieval.parse(query, collections, filters)
         if not q.text.strip():
             raise InvalidInputError("vsearch needs words to embed (filters alone are not enough)")
-        embedder = self._embedder_for_index()
+        embedder = self.embedder_for_index()
         import numpy as np
 
         from engram.search import vector as vector_search
 
         qvec = np.asarray(embedder.embed_query(q.text), dtype=np.float32)
-        if self._vindex is None:
-            self._vindex = vector_search.VectorIndex()
-        conn = self.db.conn
-        hits = vector_search.search(conn, self._vindex, qvec, q.filters, n)
+        conn = self._core.db.conn
+        hits = vector_search.search(conn, self.vector_index(), qvec, q.filters, n)
         results = [
             self.result_from_vector_hit(conn, h, q, full, with_snippets, chunks) for h in hits
         ]
@@ -225,7 +247,7 @@ class SemanticMixin(RetrievalMixin):
             snippet=snip.text,
             line=snip.line,
             highlights=snip.highlights,
-            context=self.context_for(collection, path),
+            context=self._core.context_for(collection, path),
             fact_type=fact_type,
             body=text if full else None,
             passages=passages,
@@ -239,8 +261,8 @@ class SemanticMixin(RetrievalMixin):
         from engram.search import vector as vector_search
         from engram.store import admin
 
-        self._require_vectors_extension()
-        conn = self.db.conn
+        self.require_vectors()
+        conn = self._core.db.conn
         row = admin.document_by_path(conn, collection, path)
         if row is None:
             raise InvalidInputError(f"{collection}/{path} is not indexed")
@@ -250,12 +272,14 @@ class SemanticMixin(RetrievalMixin):
             raise UnavailableError(f"{path} has no embeddings yet: run `engram embed`")
         mean = np.mean([np.frombuffer(b, dtype=np.float32) for b in blobs], axis=0)
         mean /= max(float(np.linalg.norm(mean)), 1e-9)
-        if self._vindex is None:
-            self._vindex = vector_search.VectorIndex()
         hits = vector_search.search(
-            conn, self._vindex, mean.astype(np.float32), Filters(collections=(collection,)), n + 1
+            conn,
+            self.vector_index(),
+            mean.astype(np.float32),
+            Filters(collections=(collection,)),
+            n + 1,
         )
-        q = self.parse("")
+        q = self._retrieval.parse("")
         return [
             self.result_from_vector_hit(conn, h, q, with_snippet=False)
             for h in hits
@@ -264,27 +288,27 @@ class SemanticMixin(RetrievalMixin):
 
     def embedding_state(self) -> dict[str, Any]:
         """Which model the stored vectors belong to, and how much is embedded."""
-        conn = self.db.conn
+        conn = self._core.db.conn
         state: dict[str, Any] = {
             "model": docs.get_meta(conn, "embed_model"),
             "dim": docs.get_meta(conn, "embed_dim"),
-            "configured": self.settings.embed_model,
+            "configured": self._core.settings.embed_model,
         }
         state.update(vectors.coverage(conn))
         return state
 
-    def _require_vectors_extension(self) -> None:
-        if not self.db.vec_available:
+    def require_vectors(self) -> None:
+        if not self._core.db.vec_available:
             raise UnavailableError(
-                f"vector search is unavailable: {self.db.vec_error}",
+                f"vector search is unavailable: {self._core.db.vec_error}",
                 "pip install sqlite-vec sqlean-py; keyword search (engram search) still works",
             )
 
-    def _embedder_for_index(self) -> Embedder:
+    def embedder_for_index(self) -> Embedder:
         """The embedder, after checking the index holds vectors made by it."""
-        self._require_vectors_extension()
-        stored = docs.get_meta(self.db.conn, "embed_model")
-        if stored is None or vectors.vector_count(self.db.conn) == 0:
+        self.require_vectors()
+        stored = docs.get_meta(self._core.db.conn, "embed_model")
+        if stored is None or vectors.vector_count(self._core.db.conn) == 0:
             raise UnavailableError(
                 "no embeddings yet: run `engram embed` (keyword search "
                 "works meanwhile: engram search)"

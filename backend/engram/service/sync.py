@@ -27,7 +27,8 @@ from engram.sync.payload import content_hash, normalized, payload_of, remote_fie
 
 if TYPE_CHECKING:
     from engram.service.core import Core
-    from engram.service.memory_write import MemoryWriteMixin
+    from engram.service.memory import MemoryService
+    from engram.service.memory_write import FactWriter
 
 SERVICE = "engram-convex"
 NOT_CONFIGURED = "sync is not configured: run engram sync init --url URL (docs/convex.md)"
@@ -40,8 +41,8 @@ async def _inline(fn: Callable[[], Any]) -> Any:
 
 class SyncService:
     """sync init / now / status, and searching the facts in Convex: over the index `core`,
-    with the vault a call names (`vault`) and the `memory` whose fact notes a sync reads and
-    writes; credentials in the keyring `core` was given."""
+    with the `memory` that finds the vault a call names and the fact notes a sync reads, and
+    the `writer` that records what it writes; credentials in the keyring `core` was given."""
 
     sync_timeout: float = 15.0
     sync_backoff: Backoff = Backoff()
@@ -49,12 +50,12 @@ class SyncService:
     def __init__(
         self,
         core: Core,
-        vault: Callable[[str | None], VaultCtx],
-        memory: MemoryWriteMixin,
+        memory: MemoryService,
+        writer: FactWriter,
     ) -> None:
         self._core = core
-        self._vault = vault
         self._memory = memory
+        self._writer = writer
 
     def sync_configured(self, vault: str | None = None) -> bool:
         """True when the vault's facts sync with Convex."""
@@ -76,7 +77,7 @@ class SyncService:
         """Point a vault at a Convex deployment and keep its credentials; `check` first asks
         the deployment for one change, so a wrong URL, token or missing function is caught
         now. Existing facts are pushed by the next sync."""
-        v = self._vault(vault)
+        v = self._memory.vault(vault)
         url = url.strip().rstrip("/")
         if not url.startswith(("https://", "http://")):
             raise InvalidInputError(f"the deployment URL must start with https:// ({url!r})")
@@ -119,7 +120,9 @@ class SyncService:
         """A sync run for a vault; `run_local` runs its index and note work (the daemon
         passes its writer), inline by default."""
         v, s = self._require_sync(vault)
-        local = VaultSync(self._memory, v, s.device or socket.gethostname())
+        local = VaultSync(
+            self._core, self._memory, self._writer, v, s.device or socket.gethostname()
+        )
         return SyncEngine(self._client(s), local, run_local or _inline)
 
     def sync_now(
@@ -242,7 +245,7 @@ class SyncService:
         return asyncio.run(search())
 
     def _sync_setup(self, vault: str | None) -> tuple[VaultCtx, SyncSettings] | None:
-        v = self._vault(vault)
+        v = self._memory.vault(vault)
         spec = self._core.settings.vault(v.name)
         return None if spec is None or spec.sync is None else (v, spec.sync)
 

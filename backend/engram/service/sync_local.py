@@ -30,8 +30,9 @@ from engram.vault.journal import Change
 from engram.vault.parse import split_frontmatter
 
 if TYPE_CHECKING:
-    from engram.service.memory import VaultCtx
-    from engram.service.memory_write import MemoryWriteMixin
+    from engram.service.core import Core
+    from engram.service.memory import MemoryService, VaultCtx
+    from engram.service.memory_write import FactWriter
 
 RACE_ATTEMPTS = 3
 
@@ -47,23 +48,27 @@ class _Blocked(Exception):
 class VaultSync:
     """`LocalSide` of the sync engine for one vault (blocking calls on the index and notes)."""
 
-    def __init__(self, eng: MemoryWriteMixin, v: VaultCtx, device: str) -> None:
-        self.eng = eng
+    def __init__(
+        self, core: Core, memory: MemoryService, writer: FactWriter, v: VaultCtx, device: str
+    ) -> None:
+        self.core = core
+        self.memory = memory
+        self.writer = writer
         self.v = v
         self.device = device
 
     @property
     def conn(self) -> Any:
-        return self.eng.db.conn
+        return self.core.db.conn
 
     def _now(self) -> str:
-        return iso(self.eng.clock())
+        return iso(self.core.clock())
 
     # -- push ---------------------------------------------------------------------------
 
     def prepare(self) -> None:
         """Queue fact notes that never synced (written before sync was set up)."""
-        with self.eng.db.write() as conn:
+        with self.core.db.write() as conn:
             for row in sync_store.unsynced_facts(conn, self.v.name):
                 fact = indexed_fact(conn, row)
                 if fact.id:
@@ -75,7 +80,7 @@ class VaultSync:
 
     def attempt(self, op: Op) -> None:
         """The op is about to be sent: its id and payload are fixed from now on."""
-        with self.eng.db.write() as conn:
+        with self.core.db.write() as conn:
             sync_store.attempted(conn, op.seq)
 
     def base_version(self, fact_id: str) -> int:
@@ -94,7 +99,7 @@ class VaultSync:
     def acknowledged(self, op: Op, result: dict[str, Any]) -> dict[str, int]:
         """Convex accepted the op (or it was moot): record the new agreed state."""
         status = result.get("status")
-        with self.eng.db.write() as conn:
+        with self.core.db.write() as conn:
             state = sync_store.agreed(conn, op.fact_id)
             version = _version(result, state.version if state else 0)
             if status != "moot" and op.kind == "delete":
@@ -135,7 +140,7 @@ class VaultSync:
     def conflict(self, op: Op, current: dict[str, Any] | None) -> dict[str, int]:
         """Convex has another version than the one we last agreed on (the op id is spent):
         merge it in, then queue whatever the note still says that Convex lacks."""
-        with self.eng.db.write() as conn:
+        with self.core.db.write() as conn:
             sync_store.done(conn, op.seq)
             sync_store.drop_unsent(conn, op.fact_id)
             if current is None:  # Convex lost it (a new deployment?): start this fact over
@@ -146,12 +151,12 @@ class VaultSync:
 
     def park(self, op: Op, error: str) -> None:
         """Keep a refused op aside (shown by `engram sync status`)."""
-        with self.eng.db.write() as conn:
+        with self.core.db.write() as conn:
             sync_store.park(conn, op.seq, error)
 
     def _requeue(self, op: Op) -> None:
         """Queue the fact's note again if it differs from what is now agreed."""
-        with self.eng.db.write() as conn:
+        with self.core.db.write() as conn:
             row = facts_store.by_id(conn, op.fact_id)
             if row is not None:
                 queue_fact(conn, self.v.name, indexed_fact(conn, row), row["last_edited_by"])
@@ -176,15 +181,15 @@ class VaultSync:
                 counts["deferred"] += 1
                 break
             counts["pulled"] += 1
-        with self.eng.db.write() as conn:
+        with self.core.db.write() as conn:
             sync_store.set_cursor(conn, self.v.name, cursor or None)
         if applied:
-            self.eng._record(self.v, *applied)
+            self.writer.record(self.v, *applied)
         return dict(counts)
 
     def finish(self, error: str | None) -> None:
         """Record the end of a run."""
-        with self.eng.db.write() as conn:
+        with self.core.db.write() as conn:
             sync_store.finish(conn, self.v.name, None if error else self._now(), error)
 
     def _reconcile(
@@ -227,7 +232,7 @@ class VaultSync:
         rel = str(row["path"])
         note = v.notes.read(rel)
         if note is None:  # the index is behind the files: catch up, then decide again
-            self.eng._index(v, {rel})
+            self.memory.index(v, {rel})
             raise _Raced
         data, body = props.read(note.text)
         if data is None:  # unreadable frontmatter: keep the person's note, save theirs beside
@@ -290,7 +295,7 @@ class VaultSync:
                 raise _Raced from None
         sha = content_sha(change.data or b"") if text != note.text else note.sha256
         self._agree(fid, version, agreed_hash, payload, where, deleted)
-        self.eng._commit(self.v, {rel, where}, fid, sha)
+        self.writer.commit(self.v, {rel, where}, fid, sha)
         return replace(fact, path=where)
 
     def _create(self, fid: str, payload: dict[str, Any], version: int, digest: str) -> Fact:
@@ -303,7 +308,7 @@ class VaultSync:
         except ConflictError:
             raise _Raced from None
         self._agree(fid, version, digest, payload, rel)
-        self.eng._commit(self.v, {rel}, fid, sha)
+        self.writer.commit(self.v, {rel}, fid, sha)
         return replace(fact, path=rel)
 
     def _agree(
@@ -315,7 +320,7 @@ class VaultSync:
         path: str | None,
         deleted: bool = False,
     ) -> None:
-        with self.eng.db.write() as conn:
+        with self.core.db.write() as conn:
             sync_store.set_agreed(
                 conn, self.v.name, fid, version, digest, payload, path, deleted, self._now()
             )
@@ -327,7 +332,7 @@ class VaultSync:
         return copy
 
     def _conflict(self, fid: str, rel: str, copy: str, fields: list[str]) -> None:
-        with self.eng.db.write() as conn:
+        with self.core.db.write() as conn:
             sync_store.add_conflict(conn, self.v.name, fid, rel, copy, fields, self._now())
 
 

@@ -207,29 +207,7 @@ def parse_note(text: str, rel_path: str) -> ParsedNote:
         warnings.append(f"markdown structure not parsed: {type(exc).__name__}")
         tokens = []
 
-    headings: list[Heading] = []
-    links: list[Link] = []
-    tags: list[tuple[str, int]] = []
-    fields: list[Field] = []
-    blocks: list[tuple[str, int]] = []
-    spans: list[Span] = []
-    offset = body_line - 1
-    pending_heading: int | None = None
-    for tok in tokens:
-        if tok.type in _ATOMIC_BLOCKS and tok.map:
-            spans.append(
-                Span(_ATOMIC_BLOCKS[tok.type], tok.map[0] + 1 + offset, tok.map[1] + offset)
-            )
-        elif tok.type == "heading_open":
-            pending_heading = int(tok.tag[1:])
-        elif tok.type == "inline" and tok.map:
-            line0 = tok.map[0] + 1 + offset
-            content = _blank_code_spans(tok.content)
-            if pending_heading is not None:
-                headings.append(Heading(pending_heading, tok.content.strip(), line0))
-                pending_heading = None
-            _scan_inline(content, line0, links, tags, fields, blocks)
-
+    headings, links, tags, fields, blocks, spans = _walk(tokens, body_line - 1)
     title = _title(frontmatter, headings, rel_path)
     aliases = _string_list(frontmatter.get("aliases", frontmatter.get("alias")))
     fm_tags = [t.lstrip("#") for t in _string_list(frontmatter.get("tags", frontmatter.get("tag")))]
@@ -263,6 +241,37 @@ def parse_note(text: str, rel_path: str) -> ParsedNote:
         spans=tuple(spans),
         warnings=tuple(warnings),
     )
+
+
+def _walk(
+    tokens: list[Any], offset: int
+) -> tuple[
+    list[Heading], list[Link], list[tuple[str, int]], list[Field], list[tuple[str, int]], list[Span]
+]:
+    """Headings, links, tags, inline fields, block ids and atomic spans of the body's markdown
+    tokens (`offset`: the body's first line in the file, minus one)."""
+    headings: list[Heading] = []
+    links: list[Link] = []
+    tags: list[tuple[str, int]] = []
+    fields: list[Field] = []
+    blocks: list[tuple[str, int]] = []
+    spans: list[Span] = []
+    pending_heading: int | None = None
+    for tok in tokens:
+        if tok.type in _ATOMIC_BLOCKS and tok.map:
+            spans.append(
+                Span(_ATOMIC_BLOCKS[tok.type], tok.map[0] + 1 + offset, tok.map[1] + offset)
+            )
+        elif tok.type == "heading_open":
+            pending_heading = int(tok.tag[1:])
+        elif tok.type == "inline" and tok.map:
+            line0 = tok.map[0] + 1 + offset
+            content = _blank_code_spans(tok.content)
+            if pending_heading is not None:
+                headings.append(Heading(pending_heading, tok.content.strip(), line0))
+                pending_heading = None
+            _scan_inline(content, line0, links, tags, fields, blocks)
+    return headings, links, tags, fields, blocks, spans
 
 
 def plain_text(text: str, rel_path: str, why: str) -> ParsedNote:
@@ -379,20 +388,25 @@ def _scan_inline(
             if tag and not tag.isdigit() and not _inside(taken, start):
                 tags.append((tag, line_of(m.start())))
     if "::" in content:
-        for i, text_line in enumerate(content.split("\n")):
-            if "::" not in text_line or len(fields) > MAX_ITEMS:
-                continue
-            full = _FIELD_LINE.match(text_line)
-            if full and "[" not in full.group(1):
-                value = full.group(2).strip(" \t")
-                fields.append(Field(full.group(1).strip(), value, line0 + i, "inline"))
-                continue
-            fields.extend(_inline_fields(text_line, line0 + i))
+        _scan_fields(content, line0, fields)
     if "^" in content and len(blocks) <= MAX_ITEMS:
         last = content.rstrip("\n").rsplit("\n", 1)[-1]
         block = _BLOCK_ID.search(last)
         if block:
             blocks.append((block.group(1), line0 + content.rstrip("\n").count("\n")))
+
+
+def _scan_fields(content: str, line0: int, fields: list[Field]) -> None:
+    """Dataview inline fields: `key:: value` lines and `[key:: value]` within a line."""
+    for i, text_line in enumerate(content.split("\n")):
+        if "::" not in text_line or len(fields) > MAX_ITEMS:
+            continue
+        full = _FIELD_LINE.match(text_line)
+        if full and "[" not in full.group(1):
+            value = full.group(2).strip(" \t")
+            fields.append(Field(full.group(1).strip(), value, line0 + i, "inline"))
+            continue
+        fields.extend(_inline_fields(text_line, line0 + i))
 
 
 def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:

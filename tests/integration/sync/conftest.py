@@ -145,7 +145,7 @@ def local_payloads(eng: Engram) -> dict[str, dict[str, Any]]:
     from engram.sync.payload import payload_of
 
     q = facts_store.FactQuery(collection="vault", states=LIFECYCLE_STATES)
-    root = eng._vault("vault").root
+    root = eng.memory.vault("vault").root
     out = {}
     for row in facts_store.query(eng.db.conn, q):
         fact = fmt.parse((root / row["path"]).read_text(encoding="utf-8"), row["path"])

@@ -20,7 +20,7 @@ from tests.integration.sync.conftest import (
 
 
 def vault(eng: Engram) -> Path:
-    return eng._vault("vault").root
+    return eng.memory.vault("vault").root
 
 
 def edit(eng: Engram, rel: str, old: str, new: str) -> None:

@@ -44,7 +44,7 @@ def test_a_real_deployment_round_trip(tmp_path: Path) -> None:
         assert got.text == fact.text and got.fact_type == fact.fact_type
         hits = b.deep_search("Convex keeps what Engram sends", n=5, vault="vault")
         assert any(h.hit.fact and h.hit.fact.id == fact.id for h in hits.hits)
-        root = a._vault("vault").root
+        root = a.memory.vault("vault").root
         (root / a.fact_get(fact.id).path).unlink()
         a.update(["vault"])
         assert a.sync_now().deleted == 1

@@ -27,7 +27,7 @@ async def test_sync_now_status_and_fact_states(
     aiohttp_client: Any, eng: Engram, double: Double
 ) -> None:
     cfg = ServerConfig(
-        vault=eng._vault("vault").root, collection="vault", watch=False, index_on_start=False
+        vault=eng.memory.vault("vault").root, collection="vault", watch=False, index_on_start=False
     )
     client = await aiohttp_client(create_app(eng, cfg, Runtime(TOKEN)))
     resp = await client.post(
