@@ -151,7 +151,7 @@ class HybridService:
             self._expand_fn(notices, unloaded) if expand else None,
             self._rerank_fn(notices, unloaded) if rerank else None,
             min_similarity,
-            embed_serves=languages.served(self.settings.embed_model),
+            embed_serves=languages.served(self._core.settings.embed_model),
         )
         stages = {**outcome.stages, **unloaded}
         notices += outcome.notices
