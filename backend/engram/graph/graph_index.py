@@ -21,7 +21,6 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
-from xml.sax.saxutils import quoteattr
 
 VERSION = 1
 EDGE_TYPES = ("wiki_link", "embed", "tag", "frontmatter_relation")
@@ -104,9 +103,9 @@ class GraphIndex:
                 f' attr.name="{name}" attr.type="string"/>'
             )
         out.append('  <key id="e_count" for="edge" attr.name="count" attr.type="int"/>')
-        out.append(f'  <graph id={quoteattr(self.collection)} edgedefault="directed">')
+        out.append(f'  <graph id={_quoteattr(self.collection)} edgedefault="directed">')
         for n in self.nodes:
-            out.append(f"    <node id={quoteattr(n.id)}>")
+            out.append(f"    <node id={_quoteattr(n.id)}>")
             for name, value in (("kind", n.kind), ("label", n.label), ("type", n.type)):
                 if value:
                     out.append(f'      <data key="n_{name}">{_text(value)}</data>')
@@ -114,7 +113,7 @@ class GraphIndex:
                 out.append(f'      <data key="n_path">{_text(n.path)}</data>')
             out.append("    </node>")
         for e in self.edges:
-            out.append(f"    <edge source={quoteattr(e.source)} target={quoteattr(e.target)}>")
+            out.append(f"    <edge source={_quoteattr(e.source)} target={_quoteattr(e.target)}>")
             out.append(f'      <data key="e_type">{e.type}</data>')
             if e.property:
                 out.append(f'      <data key="e_property">{_text(e.property)}</data>')
@@ -125,7 +124,15 @@ class GraphIndex:
 
 
 def _text(value: str) -> str:
-    return quoteattr(value)[1:-1]
+    return _quoteattr(value)[1:-1]
+
+
+def _quoteattr(value: str) -> str:
+    # imported here: xml.sax.saxutils brings urllib.request, http.client and ssl, ~25 ms of
+    # every command's start-up for an export few commands make
+    from xml.sax.saxutils import quoteattr
+
+    return quoteattr(value)
 
 
 def note_id(path: str) -> str:

@@ -13,7 +13,6 @@ An exclusive `flock` on `<data dir>/<index>.server.lock`, held for the daemon's 
 from __future__ import annotations
 
 import contextlib
-import http.client
 import json
 import os
 from dataclasses import dataclass
@@ -126,6 +125,8 @@ def answers(data: dict[str, Any], timeout: float = 1.0) -> bool:
     port = data.get("port")
     if not isinstance(port, int) or not 0 < port < 65536:
         return False
+    import http.client  # only when a discovery file names a port: it brings ssl and email
+
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
     try:
         conn.request("GET", "/v1/health", headers={"Host": f"127.0.0.1:{port}"})

@@ -13,7 +13,6 @@ Only the standard library is imported up front: a search through the daemon stay
 
 from __future__ import annotations
 
-import http.client
 import json
 import logging
 from collections.abc import Callable, Iterable, Mapping
@@ -94,6 +93,8 @@ class DaemonClient:
         if body is not None:
             payload = json.dumps(body).encode()
             headers["Content-Type"] = "application/json"
+        import http.client  # only when a daemon is live: http.client brings ssl and email
+
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=TIMEOUT_SECONDS)
         sent = False
         try:

@@ -17,8 +17,6 @@ from __future__ import annotations
 import re
 import threading
 
-import snowballstemmer
-
 CJK_RUN = re.compile(
     "[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\u31f0-\u31ff"
     "\u0e00-\u0eff\u1780-\u17ff\u1000-\u109f]+"  # Thai, Lao, Khmer, Myanmar
@@ -67,6 +65,8 @@ _local = threading.local()  # a Snowball stemmer keeps state between calls: one 
 def _russian(word: str) -> str:
     stemmer = getattr(_local, "russian", None)
     if stemmer is None:
+        import snowballstemmer  # on first use: the package loads all its ~30 languages
+
         stemmer = _local.russian = snowballstemmer.stemmer("russian")
     return str(stemmer.stemWord(word))
 
