@@ -11,6 +11,7 @@ from engram.memory.ledger_raw import AppendResult, Placed
 from engram.memory.observe import ObserveResult
 from engram.search.results import Document, Passage, SearchResult
 from engram.service import wire
+from engram.service.model_health import ModelState
 from engram.service.reflect import ReflectResult
 
 text = st.text(max_size=40)
@@ -83,3 +84,14 @@ def test_ledger_and_reflection_results_survive_the_wire(
     assert wire.append_result_from_json(over_the_wire(a)) == a  # type: ignore[arg-type]
     assert wire.observe_result_from_json(over_the_wire(o)) == o  # type: ignore[arg-type]
     assert wire.reflect_result_from_json(over_the_wire(r)) == r  # type: ignore[arg-type]
+
+
+states = st.sampled_from(["loaded", "available", "missing"])
+model_state = st.builds(ModelState, text, states, maybe)
+
+
+@given(st.dictionaries(st.sampled_from(["embed", "rerank", "generate"]), model_state))
+def test_model_status_survives_the_wire(value: dict[str, ModelState]) -> None:
+    data = over_the_wire(value)
+    assert wire.model_status_from_json(data) == value  # type: ignore[arg-type]
+    assert wire.to_json(wire.model_status_from_json(data)) == data  # type: ignore[arg-type]

@@ -78,7 +78,7 @@ async def status(request: web.Request) -> web.Response:
             "chunks": info["embeddings"]["chunks"],
             "embedded": info["embeddings"]["embedded"],
             "indexing": indexing,
-            "models": models,
+            "models": wire.to_json(models),
             "queryStages": stages,
             "languageAdvice": info["languages"]["advice"],
             "watcher": {

@@ -225,7 +225,8 @@ class DaemonEngram:
             except DaemonUnreachable:
                 pass  # stopped since it wrote its file: this process answers
         local = self.local
-        return {"servedBy": {"daemon": False}, **local.status(), "models": local.model_status()}
+        models = wire.to_json(local.model_status())
+        return {"servedBy": {"daemon": False}, **wire.to_json(local.status()), "models": models}
 
     def active_note(self) -> tuple[DaemonClient | None, dict[str, Any] | None]:
         """The live daemon and the note Obsidian last reported open to it (the plugin tells

@@ -22,7 +22,7 @@ from engram.service.live import LiveService
 from engram.service.memory import MemoryService
 from engram.service.memory_recall import RecallService
 from engram.service.memory_write import FactWriter
-from engram.service.model_health import ModelHealthService
+from engram.service.model_health import ModelHealthService, ModelState
 from engram.service.notes import DEFAULT_SECTION, NoteWriter
 from engram.service.notes_base import NoteAccess
 from engram.service.notes_move import NoteMover
@@ -837,7 +837,7 @@ class Engram(Core):
         """What `engram query` would run now: "on ..." or "off (why)" per stage."""
         return self._model_health.query_stages()
 
-    def model_status(self) -> dict[str, dict[str, Any]]:
+    def model_status(self) -> dict[str, ModelState]:
         """Each role's model for the status bar: spec, id and loaded / available / missing."""
         return self._model_health.model_status()
 

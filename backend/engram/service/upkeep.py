@@ -15,6 +15,7 @@ from engram.config import ConfigError, load_config_file
 from engram.errors import InvalidInputError
 from engram.search import evaluate
 from engram.search.results import SearchResult
+from engram.service import wire
 from engram.service.core import Check
 from engram.store import admin, vectors
 from engram.store import documents as docs
@@ -23,6 +24,7 @@ from engram.vault import journal
 
 if TYPE_CHECKING:
     from engram.service.core import Core
+    from engram.service.model_health import ModelState
 
 LINK_SAMPLE = 500  # notes whose links `doctor` resolves again (all with --full)
 LINKS_SHOWN = 3
@@ -32,7 +34,7 @@ class Operations(Protocol):
     """The facade's operations that status, doctor and bench report on or measure."""
 
     def embedding_state(self) -> dict[str, Any]: ...
-    def model_status(self) -> dict[str, dict[str, Any]]: ...
+    def model_status(self) -> dict[str, ModelState]: ...
     def query_stages(self) -> dict[str, str]: ...
     def model_checks(self) -> list[Check]: ...
     def search(self, *args: Any, **kwargs: Any) -> list[SearchResult]: ...
@@ -79,7 +81,7 @@ class UpkeepService:
                 "error": self._core.db.vec_error,
             },
             "embeddings": self._ops.embedding_state(),
-            "models": self._ops.model_status(),
+            "models": wire.to_json(self._ops.model_status()),
             "queryStages": self._ops.query_stages(),
             "languages": self.language_report(),
         }

@@ -6,12 +6,14 @@ thing whether the local or the daemon-backed Engram answered. Decoding then enco
 back the same JSON (tests/unit/test_wire.py): what the encoder leaves out or rounds is
 derived, never lost in between.
 
-Result types are imported inside the functions: the daemon-backed CLI path stays light.
+Result types are imported inside the functions, and `to_json` finds an encoder by the value's
+type name (ENCODERS): the daemon-backed CLI path stays light.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -23,6 +25,7 @@ if TYPE_CHECKING:
     from engram.search.results import Document, Passage, SearchResult
     from engram.service.deep import DeepHit, DeepSearchResult
     from engram.service.hybrid import QueryRun
+    from engram.service.model_health import ModelState
     from engram.service.reflect import ReflectResult
     from engram.sync.engine import SyncReport
     from engram.vault.changes import FileChange, NoteChange
@@ -38,6 +41,9 @@ def to_json(value: Any) -> Any:
         return document_to_json(value)
     if isinstance(value, Passage):
         return passage_to_json(value)
+    encode = ENCODERS.get(f"{type(value).__module__}.{type(value).__qualname__}")
+    if encode is not None:
+        return encode(value)
     if hasattr(value, "to_dict"):
         return value.to_dict()
     if isinstance(value, list | tuple):
@@ -337,3 +343,21 @@ def reflect_result_from_json(d: dict[str, Any]) -> ReflectResult:
     from engram.service.reflect import ReflectResult
 
     return ReflectResult(d["week"], d["path"], int(d["facts"]), bool(d["written"]))
+
+
+def model_state_to_json(m: ModelState) -> dict[str, Any]:
+    """One role's model (status, `GET /v1/status`'s `models`)."""
+    return {"id": m.id, "state": m.state, "spec": m.spec}
+
+
+def model_status_from_json(d: dict[str, Any]) -> dict[str, ModelState]:
+    """Each role's model from its JSON."""
+    from engram.service.model_health import ModelState
+
+    return {role: ModelState(m["id"], m["state"], m.get("spec")) for role, m in d.items()}
+
+
+# the facade's result types encoded here, by module and name (importing them would not be light)
+ENCODERS: dict[str, Callable[[Any], Any]] = {
+    "engram.service.model_health.ModelState": model_state_to_json,
+}
