@@ -7,12 +7,15 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
+from engram.index.languages import LanguageReport
 from engram.memory.ledger_raw import AppendResult, Placed
 from engram.memory.observe import ObserveResult
 from engram.search.results import Document, Passage, SearchResult
 from engram.service import wire
 from engram.service.model_health import ModelState
 from engram.service.reflect import ReflectResult
+from engram.service.semantic import EmbeddingState
+from engram.service.upkeep import CollectionCount, IndexFile, Status
 
 text = st.text(max_size=40)
 maybe = st.none() | text
@@ -95,3 +98,45 @@ def test_model_status_survives_the_wire(value: dict[str, ModelState]) -> None:
     data = over_the_wire(value)
     assert wire.model_status_from_json(data) == value  # type: ignore[arg-type]
     assert wire.to_json(wire.model_status_from_json(data)) == data  # type: ignore[arg-type]
+
+
+counts = st.integers(0, 10**6)
+embedding_state = st.builds(
+    EmbeddingState, maybe, maybe, maybe, counts, counts, counts, counts, counts
+)
+language_report = st.builds(
+    LanguageReport,
+    st.dictionaries(st.text(min_size=2, max_size=3), counts, max_size=3),
+    counts,
+    counts,
+    counts,
+    score,
+    maybe,
+)
+status = st.builds(
+    Status,
+    text,
+    st.builds(IndexFile, text, text, counts, maybe, counts),
+    text,
+    st.lists(st.builds(CollectionCount, text, text, text, counts), max_size=2).map(tuple),
+    counts,
+    counts,
+    counts,
+    counts,
+    counts,
+    st.booleans(),
+    maybe,
+    embedding_state,
+    st.dictionaries(st.sampled_from(["embed", "rerank", "generate"]), model_state),
+    st.dictionaries(text, text, max_size=3),
+    language_report,
+)
+
+
+@given(status)
+def test_a_status_survives_the_wire(value: Status) -> None:
+    data = over_the_wire(value)
+    assert wire.status_from_json(data) == value  # type: ignore[arg-type]
+    assert wire.to_json(wire.status_from_json(data)) == data  # type: ignore[arg-type]
+    assert wire.embedding_state_from_json(data["embeddings"]) == value.embeddings  # type: ignore[index]
+    assert wire.language_report_from_json(data["languages"]) == value.languages  # type: ignore[index]

@@ -51,7 +51,7 @@ def collection_add(
 
 def language_hint(state: State) -> None:
     """After indexing: say when the embedder does not serve the notes' languages (stderr)."""
-    advice = state.engram.language_report()["advice"]
+    advice = state.engram.language_report().advice
     if advice:
         warn(advice)
 
@@ -241,37 +241,36 @@ def status(state: State, as_json: bool) -> None:
     """Collections, document counts, index size and freshness."""
     info = state.engram.status()
     if as_json:
-        echo_json(info)
+        from engram.service import wire
+
+        echo_json(wire.to_json(info))
         return
-    idx = info["index"]
+    idx = info.index
+    say(f"index: {idx.path} ({idx.bytes / 1e6:.1f} MB), last update: {idx.last_update or 'never'}")
+    say(f"config: {info.config}")
+    say(f"documents: {info.documents}, links: {info.links}, tags: {info.tags}")
+    for c in info.collections:
+        say(f"  {c.name}: {c.documents} docs in {c.path} ({c.pattern})")
+    if info.warnings:
+        say(f"{info.warnings} notes were indexed with warnings (see: engram doctor)")
+    vec = "available" if info.vector_available else f"unavailable: {info.vector_error}"
+    say(f"vector search: {vec}")
+    emb = info.embeddings
+    model = f"{emb.model}, dim {emb.dim}" if emb.model else "no model yet"
     say(
-        f"index: {idx['path']} ({idx['bytes'] / 1e6:.1f} MB), last update: "
-        f"{idx['lastUpdate'] or 'never'}"
+        f"embeddings: {emb.embedded}/{emb.chunks} passages embedded ({model}); "
+        f"{emb.queued} queued, {emb.documents_chunked}/{info.documents} documents chunked"
     )
-    say(f"config: {info['config']}")
-    say(f"documents: {info['documents']}, links: {info['links']}, tags: {info['tags']}")
-    for c in info["collections"]:
-        say(f"  {c['name']}: {c['documents']} docs in {c['path']} ({c['pattern']})")
-    if info["warnings"]:
-        say(f"{info['warnings']} notes were indexed with warnings (see: engram doctor)")
-    vec = info["vectorSearch"]
-    say("vector search: " + ("available" if vec["available"] else f"unavailable: {vec['error']}"))
-    emb = info["embeddings"]
-    model = f"{emb['model']}, dim {emb['dim']}" if emb["model"] else "no model yet"
-    say(
-        f"embeddings: {emb['embedded']}/{emb['chunks']} passages embedded ({model}); "
-        f"{emb['queued']} queued, {emb['documentsChunked']}/{info['documents']} documents chunked"
-    )
-    waiting = emb["documentsNotEmbedded"]
+    waiting = emb.documents_not_embedded
     if waiting:
         click.echo(f"  {waiting} note{'s' * (waiting != 1)} not embedded yet: run engram embed")
-    for role, m in info["models"].items():
-        what = m["state"] if m["spec"] else "not configured"
-        say(f"{role + ' model:':15} {m['id'] or '-'} ({what})")
-    stages = ", ".join(f"{name} {how}" for name, how in info["queryStages"].items())
+    for role, m in info.models.items():
+        what = m.state if m.spec else "not configured"
+        say(f"{role + ' model:':15} {m.id or '-'} ({what})")
+    stages = ", ".join(f"{name} {how}" for name, how in info.query_stages.items())
     say(f"query stages: {stages}")
-    if info["languages"]["advice"]:
-        say(f"languages: {info['languages']['advice']}")
+    if info.languages.advice:
+        say(f"languages: {info.languages.advice}")
 
 
 @cli.command()

@@ -30,9 +30,9 @@ from engram.service.panel import PanelService
 from engram.service.rebuild import RebuildService
 from engram.service.reflect import ReflectService
 from engram.service.retrieval import DEFAULT_MAX_BYTES, RetrievalService
-from engram.service.semantic import SemanticService
+from engram.service.semantic import EmbeddingState, SemanticService
 from engram.service.sync import SyncService
-from engram.service.upkeep import UpkeepService
+from engram.service.upkeep import Status, UpkeepService
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     )
     from engram.index import embed as embedding
     from engram.index import indexer
+    from engram.index.languages import LanguageReport
     from engram.memory import wake as wk
     from engram.memory.archive import Move
     from engram.memory.ledger_raw import AppendResult
@@ -301,7 +302,7 @@ class Engram(Core):
         """Notes closest in meaning to a note (the mean of its passage vectors); no model call."""
         return self._semantic.related_notes(collection, path, n)
 
-    def embedding_state(self) -> dict[str, Any]:
+    def embedding_state(self) -> EmbeddingState:
         """Which model the stored vectors belong to, and how much is embedded."""
         return self._semantic.embedding_state()
 
@@ -847,11 +848,11 @@ class Engram(Core):
 
     # -- status, doctor, cleanup and the benchmark (service/upkeep.py) ---------------------
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> Status:
         """What is indexed, where, and how fresh."""
         return self._upkeep.status()
 
-    def language_report(self) -> dict[str, Any]:
+    def language_report(self) -> LanguageReport:
         """Notes per language, and advice when the embedder does not serve a meaningful share."""
         return self._upkeep.language_report()
 

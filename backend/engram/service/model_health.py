@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from engram.errors import UnavailableError
 from engram.models.protocols import ModelError
@@ -21,6 +21,7 @@ from engram.store import documents as docs
 if TYPE_CHECKING:
     from engram.models.protocols import Embedder, Generator, Reranker
     from engram.service.core import Core
+    from engram.service.semantic import EmbeddingState
 
 # query stage -> the model role it needs, and what the model is called in messages
 STAGE_ROLES = {"expansion": ("generate", "generator"), "rerank": ("rerank", "reranker")}
@@ -34,7 +35,7 @@ class Models(Protocol):
     def embedder(self) -> Embedder: ...
     def reranker(self) -> Reranker: ...
     def generator(self) -> Generator: ...
-    def embedding_state(self) -> dict[str, Any]: ...
+    def embedding_state(self) -> EmbeddingState: ...
 
 
 @dataclass(frozen=True)
@@ -199,15 +200,15 @@ class ModelHealthService:
 
     def _coverage_check(self) -> Check:
         state = self._models.embedding_state()
-        pending = state["chunks"] - state["embedded"]
+        pending = state.chunks - state.embedded
         total = admin.totals(self._core.db.conn)["documents"]
-        unchunked = total - state["documentsChunked"]
-        ok = pending == 0 and unchunked == 0 and state["queued"] == 0
+        unchunked = total - state.documents_chunked
+        ok = pending == 0 and unchunked == 0 and state.queued == 0
         return Check(
             "embeddings",
             "ok" if ok else "warn",
-            f"{state['embedded']}/{state['chunks']} chunks embedded with "
-            f"{state['model'] or 'no model'}; {unchunked} documents not chunked",
+            f"{state.embedded}/{state.chunks} chunks embedded with "
+            f"{state.model or 'no model'}; {unchunked} documents not chunked",
             None if ok else "engram embed",
         )
 

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from engram.index.languages import LanguageReport
     from engram.memory.context import ContextItem
     from engram.memory.ledger_raw import AppendResult
     from engram.memory.model import Fact
@@ -27,6 +28,8 @@ if TYPE_CHECKING:
     from engram.service.hybrid import QueryRun
     from engram.service.model_health import ModelState
     from engram.service.reflect import ReflectResult
+    from engram.service.semantic import EmbeddingState
+    from engram.service.upkeep import Status
     from engram.sync.engine import SyncReport
     from engram.vault.changes import FileChange, NoteChange
 
@@ -357,7 +360,125 @@ def model_status_from_json(d: dict[str, Any]) -> dict[str, ModelState]:
     return {role: ModelState(m["id"], m["state"], m.get("spec")) for role, m in d.items()}
 
 
+def embedding_state_to_json(e: EmbeddingState) -> dict[str, Any]:
+    """Which model the stored vectors belong to, and how much is embedded."""
+    return {
+        "model": e.model,
+        "dim": e.dim,
+        "configured": e.configured,
+        "chunks": e.chunks,
+        "embedded": e.embedded,
+        "documentsChunked": e.documents_chunked,
+        "queued": e.queued,
+        "documentsNotEmbedded": e.documents_not_embedded,
+    }
+
+
+def embedding_state_from_json(d: dict[str, Any]) -> EmbeddingState:
+    """An EmbeddingState from its JSON."""
+    from engram.service.semantic import EmbeddingState
+
+    return EmbeddingState(
+        d.get("model"),
+        d.get("dim"),
+        d.get("configured"),
+        int(d["chunks"]),
+        int(d["embedded"]),
+        int(d["documentsChunked"]),
+        int(d["queued"]),
+        int(d["documentsNotEmbedded"]),
+    )
+
+
+def language_report_to_json(r: LanguageReport) -> dict[str, Any]:
+    """Notes per language and the advice, if any."""
+    return {
+        "languages": dict(r.languages),
+        "undetermined": r.undetermined,
+        "pending": r.pending,
+        "unserved": r.unserved,
+        "unservedShare": r.unserved_share,
+        "advice": r.advice,
+    }
+
+
+def language_report_from_json(d: dict[str, Any]) -> LanguageReport:
+    """A LanguageReport from its JSON."""
+    from engram.index.languages import LanguageReport
+
+    return LanguageReport(
+        {k: int(n) for k, n in d["languages"].items()},
+        int(d["undetermined"]),
+        int(d["pending"]),
+        int(d["unserved"]),
+        float(d["unservedShare"]),
+        d.get("advice"),
+    )
+
+
+def status_to_json(s: Status) -> dict[str, Any]:
+    """`engram status --json` (documented in docs/cli.md)."""
+    i = s.index
+    return {
+        "version": s.version,
+        "index": {
+            "name": i.name,
+            "path": i.path,
+            "bytes": i.bytes,
+            "lastUpdate": i.last_update,
+            "migrations": i.migrations,
+        },
+        "config": s.config,
+        "collections": [
+            {"name": c.name, "path": c.path, "pattern": c.pattern, "documents": c.documents}
+            for c in s.collections
+        ],
+        "documents": s.documents,
+        "links": s.links,
+        "tags": s.tags,
+        "contents": s.contents,
+        "warnings": s.warnings,
+        "vectorSearch": {"available": s.vector_available, "error": s.vector_error},
+        "embeddings": embedding_state_to_json(s.embeddings),
+        "models": {role: model_state_to_json(m) for role, m in s.models.items()},
+        "queryStages": dict(s.query_stages),
+        "languages": language_report_to_json(s.languages),
+    }
+
+
+def status_from_json(d: dict[str, Any]) -> Status:
+    """A Status from its JSON."""
+    from engram.service.upkeep import CollectionCount, IndexFile, Status
+
+    i = d["index"]
+    return Status(
+        version=d["version"],
+        index=IndexFile(
+            i["name"], i["path"], int(i["bytes"]), i.get("lastUpdate"), int(i["migrations"])
+        ),
+        config=d["config"],
+        collections=tuple(
+            CollectionCount(c["name"], c["path"], c["pattern"], int(c["documents"]))
+            for c in d["collections"]
+        ),
+        documents=int(d["documents"]),
+        links=int(d["links"]),
+        tags=int(d["tags"]),
+        contents=int(d["contents"]),
+        warnings=int(d["warnings"]),
+        vector_available=bool(d["vectorSearch"]["available"]),
+        vector_error=d["vectorSearch"].get("error"),
+        embeddings=embedding_state_from_json(d["embeddings"]),
+        models=model_status_from_json(d["models"]),
+        query_stages=dict(d["queryStages"]),
+        languages=language_report_from_json(d["languages"]),
+    )
+
+
 # the facade's result types encoded here, by module and name (importing them would not be light)
 ENCODERS: dict[str, Callable[[Any], Any]] = {
     "engram.service.model_health.ModelState": model_state_to_json,
+    "engram.service.semantic.EmbeddingState": embedding_state_to_json,
+    "engram.index.languages.LanguageReport": language_report_to_json,
+    "engram.service.upkeep.Status": status_to_json,
 }
