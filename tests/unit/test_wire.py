@@ -12,6 +12,7 @@ from engram.memory.ledger_raw import AppendResult, Placed
 from engram.memory.observe import ObserveResult
 from engram.search.results import Document, Passage, SearchResult
 from engram.service import wire
+from engram.service.collections import CollectionInfo
 from engram.service.model_health import ModelState
 from engram.service.reflect import ReflectResult
 from engram.service.semantic import EmbeddingState
@@ -140,3 +141,24 @@ def test_a_status_survives_the_wire(value: Status) -> None:
     assert wire.to_json(wire.status_from_json(data)) == data  # type: ignore[arg-type]
     assert wire.embedding_state_from_json(data["embeddings"]) == value.embeddings  # type: ignore[index]
     assert wire.language_report_from_json(data["languages"]) == value.languages  # type: ignore[index]
+
+
+contexts = st.lists(st.tuples(text, text), max_size=2).map(tuple)
+collection = st.builds(
+    CollectionInfo,
+    text,
+    text,
+    text,
+    st.lists(text, max_size=2).map(tuple),
+    counts,
+    maybe,
+    st.none() | contexts,
+)
+
+
+@given(st.lists(collection, max_size=3))
+def test_collections_survive_the_wire(values: list[CollectionInfo]) -> None:
+    data: list[dict[str, object]] = over_the_wire(values)  # type: ignore[assignment]
+    decoded = [wire.collection_info_from_json(d) for d in data]
+    assert decoded == values
+    assert wire.to_json(decoded) == data

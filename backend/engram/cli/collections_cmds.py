@@ -33,10 +33,13 @@ def collection_add(
     as_json: bool,
 ) -> None:
     """Register PATH as a collection and index it."""
-    info = state.engram.collection_add(path, name, mask, ignore)
+    from engram.service import wire
+
+    added = state.engram.collection_add(path, name, mask, ignore)
+    info = wire.collection_info_to_json(added)
     if not no_index:
-        report = _run_update(state, [info["name"]], quiet=as_json)
-        info = state.engram.collection_show(info["name"])
+        report = _run_update(state, [added.name], quiet=as_json)
+        info = wire.collection_info_to_json(state.engram.collection_show(added.name))
         info["update"] = _report_dict(report)
     if as_json:
         echo_json(info)
@@ -63,12 +66,14 @@ def collection_list(state: State, as_json: bool) -> None:
     """List collections with their document counts."""
     cols = state.engram.collection_list()
     if as_json:
-        echo_json(cols)
+        from engram.service import wire
+
+        echo_json(wire.to_json(cols))
         return
     if not cols:
         say("no collections yet: engram collection add PATH --name NAME")
     for c in cols:
-        say(f"{c['name']}\t{c['documents']} docs\t{c['path']}\t{c['pattern']}")
+        say(f"{c.name}\t{c.documents} docs\t{c.path}\t{c.pattern}")
 
 
 @collection.command("show")
@@ -77,7 +82,9 @@ def collection_list(state: State, as_json: bool) -> None:
 @pass_state
 def collection_show(state: State, name: str, as_json: bool) -> None:
     """Show a collection's settings and contexts."""
-    info = state.engram.collection_show(name)
+    from engram.service import wire
+
+    info = wire.collection_info_to_json(state.engram.collection_show(name))
     if as_json:
         echo_json(info)
         return

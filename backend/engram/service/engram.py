@@ -72,7 +72,7 @@ if TYPE_CHECKING:
     from engram.search.results import Document, SearchResult
     from engram.search.vector import VectorHit
     from engram.secrets import KeyringLike
-    from engram.service.collections import ContextEntry
+    from engram.service.collections import CollectionInfo, ContextEntry
     from engram.service.core import Check
     from engram.service.deep import DeepSearchResult
     from engram.service.graph_files import ColourPlan, GraphExport, TypedNeighborhood
@@ -582,15 +582,15 @@ class Engram(Core):
         name: str | None = None,
         mask: str | None = None,
         ignore: tuple[str, ...] = (),
-    ) -> dict[str, Any]:
+    ) -> CollectionInfo:
         """Register a folder as a collection (not yet indexed: call update)."""
         return self._collections.collection_add(path, name, mask, ignore)
 
-    def collection_list(self) -> list[dict[str, Any]]:
+    def collection_list(self) -> list[CollectionInfo]:
         """Every collection with its document count."""
         return self._collections.collection_list()
 
-    def collection_show(self, name: str) -> dict[str, Any]:
+    def collection_show(self, name: str) -> CollectionInfo:
         """One collection's settings, contexts and counts."""
         return self._collections.collection_show(name)
 

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from engram.memory.observe import ObserveResult
     from engram.memory.results import ContextResult, RecallHit
     from engram.search.results import Document, Passage, SearchResult
+    from engram.service.collections import CollectionInfo
     from engram.service.deep import DeepHit, DeepSearchResult
     from engram.service.hybrid import QueryRun
     from engram.service.model_health import ModelState
@@ -475,10 +476,42 @@ def status_from_json(d: dict[str, Any]) -> Status:
     )
 
 
+def collection_info_to_json(c: CollectionInfo) -> dict[str, Any]:
+    """A collection (collection list/show, ls); `contexts` only when shown."""
+    out: dict[str, Any] = {
+        "name": c.name,
+        "path": c.path,
+        "pattern": c.pattern,
+        "ignore": list(c.ignore),
+        "documents": c.documents,
+        "lastIndexed": c.last_indexed,
+    }
+    if c.contexts is not None:
+        out["contexts"] = [{"prefix": p, "text": t} for p, t in c.contexts]
+    return out
+
+
+def collection_info_from_json(d: dict[str, Any]) -> CollectionInfo:
+    """A CollectionInfo from its JSON."""
+    from engram.service.collections import CollectionInfo
+
+    contexts = d.get("contexts")
+    return CollectionInfo(
+        d["name"],
+        d["path"],
+        d["pattern"],
+        tuple(d.get("ignore") or ()),
+        int(d["documents"]),
+        d.get("lastIndexed"),
+        None if contexts is None else tuple((x["prefix"], x["text"]) for x in contexts),
+    )
+
+
 # the facade's result types encoded here, by module and name (importing them would not be light)
 ENCODERS: dict[str, Callable[[Any], Any]] = {
     "engram.service.model_health.ModelState": model_state_to_json,
     "engram.service.semantic.EmbeddingState": embedding_state_to_json,
     "engram.index.languages.LanguageReport": language_report_to_json,
     "engram.service.upkeep.Status": status_to_json,
+    "engram.service.collections.CollectionInfo": collection_info_to_json,
 }
