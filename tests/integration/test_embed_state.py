@@ -21,7 +21,7 @@ def test_status_and_panel_say_what_is_not_embedded_yet(
     e.update()
     documents = wire.to_json(e.status())["documents"]
     assert wire.to_json(e.status())["embeddings"]["documentsNotEmbedded"] == documents == 6
-    before = e.note_panel("notes", "Projects/Pricing.md")["coverage"]
+    before = wire.to_json(e.note_panel("notes", "Projects/Pricing.md"))["coverage"]
     assert before["indexed"] and not before["embedded"] and before["chunks"] == 0
     out = subprocess.run(
         [sys.executable, "-m", "engram", "status"],
@@ -34,8 +34,8 @@ def test_status_and_panel_say_what_is_not_embedded_yet(
 
     e.embed()
     assert wire.to_json(e.status())["embeddings"]["documentsNotEmbedded"] == 0
-    after = e.note_panel("notes", "Projects/Pricing.md")["coverage"]
+    after = wire.to_json(e.note_panel("notes", "Projects/Pricing.md"))["coverage"]
     assert after["embedded"] and after["chunks"] > 0
-    empty = e.note_panel("notes", "Empty.md")["coverage"]
+    empty = wire.to_json(e.note_panel("notes", "Empty.md"))["coverage"]
     assert empty["embedded"] and empty["chunks"] == 0  # nothing to embed is not "not yet"
     e.close()

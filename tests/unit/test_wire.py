@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 
 from hypothesis import given
@@ -9,11 +10,13 @@ from hypothesis import strategies as st
 
 from engram.index.languages import LanguageReport
 from engram.memory.ledger_raw import AppendResult, Placed
+from engram.memory.model import Fact
 from engram.memory.observe import ObserveResult
 from engram.search.results import Document, Passage, SearchResult
 from engram.service import wire
 from engram.service.collections import CollectionInfo
 from engram.service.model_health import ModelState
+from engram.service.panel import NotePanel, PanelBacklink, RelatedNote
 from engram.service.reflect import ReflectResult
 from engram.service.semantic import EmbeddingState
 from engram.service.upkeep import CollectionCount, IndexFile, Status
@@ -162,3 +165,37 @@ def test_collections_survive_the_wire(values: list[CollectionInfo]) -> None:
     decoded = [wire.collection_info_from_json(d) for d in data]
     assert decoded == values
     assert wire.to_json(decoded) == data
+
+
+WHEN = dt.datetime(2026, 3, 5, 10, 15, tzinfo=dt.UTC)
+A_FACT = Fact(  # as the wire gives it back: `updatedAt` always set
+    id="a" * 32,
+    title="Pick Adyen",
+    text="We picked [[Adyen]].",
+    timestamp=WHEN,
+    updated_at=WHEN,
+    importance=0.85,
+    path="Engram/facts/pick-adyen.md",
+)
+backlink = st.builds(PanelBacklink, maybe, maybe, st.integers(1, 999), text)
+panel = st.builds(
+    NotePanel,
+    path=text,
+    collection=text,
+    docid=maybe,
+    title=text,
+    frontmatter=st.dictionaries(text, text | st.integers(), max_size=2),
+    fact=st.none() | st.just(A_FACT),
+    backlinks=st.lists(backlink, max_size=2).map(tuple),
+    related=st.lists(st.builds(RelatedNote, text, text, score), max_size=2).map(tuple),
+    indexed_at=maybe,
+    chunks=counts,
+    embedded=st.booleans(),
+)
+
+
+@given(panel)
+def test_a_note_panel_survives_the_wire(value: NotePanel) -> None:
+    data = over_the_wire(value)
+    assert wire.note_panel_from_json(data) == value  # type: ignore[arg-type]
+    assert wire.to_json(wire.note_panel_from_json(data)) == data  # type: ignore[arg-type]

@@ -171,7 +171,8 @@ async def note_metadata(request: web.Request) -> web.Response:
     app = request.app
     engram, collection = app[ENGRAM], app[CONFIG].collection
     rel = await note_rel(request, v.query(request).get("path"))
-    return web.json_response(await in_reader(app, engram.note_panel, collection, rel))
+    panel = await in_reader(app, engram.note_panel, collection, rel)
+    return web.json_response(wire.note_panel_to_json(panel))
 
 
 @routes.post("/v1/index")

@@ -78,6 +78,7 @@ if TYPE_CHECKING:
     from engram.service.graph_files import ColourPlan, GraphExport, TypedNeighborhood
     from engram.service.hybrid import QueryRun
     from engram.service.memory import VaultCtx
+    from engram.service.panel import NotePanel
     from engram.service.rebuild import Progress, RebuildReport
     from engram.service.reflect import ReflectResult
     from engram.store.filters import Filters
@@ -711,7 +712,7 @@ class Engram(Core):
 
     # -- the note panel (service/panel.py) and deep search (service/deep.py) ----------------
 
-    def note_panel(self, collection: str, rel: str) -> dict[str, Any]:
+    def note_panel(self, collection: str, rel: str) -> NotePanel:
         """What the fact panel shows for a note (properties, fact, backlinks, related, coverage)."""
         return self._panel.note_panel(collection, rel)
 

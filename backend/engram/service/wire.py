@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from engram.service.deep import DeepHit, DeepSearchResult
     from engram.service.hybrid import QueryRun
     from engram.service.model_health import ModelState
+    from engram.service.panel import NotePanel
     from engram.service.reflect import ReflectResult
     from engram.service.semantic import EmbeddingState
     from engram.service.upkeep import Status
@@ -507,6 +508,56 @@ def collection_info_from_json(d: dict[str, Any]) -> CollectionInfo:
     )
 
 
+def note_panel_to_json(p: NotePanel) -> dict[str, Any]:
+    """The fact panel's view of a note (`GET /v1/notes/metadata`, docs/http-api.md)."""
+    return {
+        "path": p.path,
+        "collection": p.collection,
+        "docid": p.docid,
+        "title": p.title,
+        "frontmatter": p.frontmatter,
+        "fact": None if p.fact is None else p.fact.to_dict(),
+        "backlinks": [
+            {"path": b.path, "title": b.title, "line": b.line, "context": b.context}
+            for b in p.backlinks
+        ],
+        "related": [
+            {"path": r.path, "title": r.title, "score": round(r.score, 4)} for r in p.related
+        ],
+        "coverage": {
+            "indexed": p.indexed,
+            "indexedAt": p.indexed_at,
+            "chunks": p.chunks,
+            "embedded": p.embedded,
+        },
+    }
+
+
+def note_panel_from_json(d: dict[str, Any]) -> NotePanel:
+    """A NotePanel from its JSON (`coverage.indexed` is derived from `docid`)."""
+    from engram.service.panel import NotePanel, PanelBacklink, RelatedNote
+
+    coverage = d["coverage"]
+    return NotePanel(
+        path=d["path"],
+        collection=d["collection"],
+        docid=d.get("docid"),
+        title=d["title"],
+        frontmatter=dict(d.get("frontmatter") or {}),
+        fact=None if d.get("fact") is None else fact_from_json(d["fact"]),
+        backlinks=tuple(
+            PanelBacklink(b.get("path"), b.get("title"), int(b["line"]), b["context"])
+            for b in d.get("backlinks") or ()
+        ),
+        related=tuple(
+            RelatedNote(r["path"], r["title"], float(r["score"])) for r in d.get("related") or ()
+        ),
+        indexed_at=coverage.get("indexedAt"),
+        chunks=int(coverage["chunks"]),
+        embedded=bool(coverage["embedded"]),
+    )
+
+
 # the facade's result types encoded here, by module and name (importing them would not be light)
 ENCODERS: dict[str, Callable[[Any], Any]] = {
     "engram.service.model_health.ModelState": model_state_to_json,
@@ -514,4 +565,5 @@ ENCODERS: dict[str, Callable[[Any], Any]] = {
     "engram.index.languages.LanguageReport": language_report_to_json,
     "engram.service.upkeep.Status": status_to_json,
     "engram.service.collections.CollectionInfo": collection_info_to_json,
+    "engram.service.panel.NotePanel": note_panel_to_json,
 }
