@@ -19,6 +19,7 @@ from engram.service.model_health import ModelState
 from engram.service.panel import NotePanel, PanelBacklink, RelatedNote
 from engram.service.reflect import ReflectResult
 from engram.service.semantic import EmbeddingState
+from engram.service.sync import ParkedOp, SyncConflict, SyncStatus
 from engram.service.upkeep import CollectionCount, IndexFile, Status
 
 text = st.text(max_size=40)
@@ -199,3 +200,31 @@ def test_a_note_panel_survives_the_wire(value: NotePanel) -> None:
     data = over_the_wire(value)
     assert wire.note_panel_from_json(data) == value  # type: ignore[arg-type]
     assert wire.to_json(wire.note_panel_from_json(data)) == data  # type: ignore[arg-type]
+
+
+sync_off = st.builds(SyncStatus, st.just(False), st.just("off"), counts, maybe, text)
+sync_on = st.builds(
+    SyncStatus,
+    configured=st.just(True),
+    state=st.sampled_from(["idle", "error", "syncing"]),
+    pending=counts,
+    last_sync=maybe,
+    vault=text,
+    url=text,
+    device=text,
+    interval=st.integers(1, 3600),
+    parked=st.lists(st.builds(ParkedOp, text, text, maybe), max_size=2).map(tuple),
+    conflicts=st.lists(
+        st.builds(SyncConflict, text, text, text, st.lists(text, max_size=2).map(tuple), text),
+        max_size=2,
+    ).map(tuple),
+    last_error=maybe,
+    cursor=maybe,
+)
+
+
+@given(sync_off | sync_on)
+def test_a_sync_status_survives_the_wire(value: SyncStatus) -> None:
+    data = over_the_wire(value)
+    assert wire.sync_status_from_json(data) == value  # type: ignore[arg-type]
+    assert wire.to_json(wire.sync_status_from_json(data)) == data  # type: ignore[arg-type]

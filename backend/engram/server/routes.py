@@ -87,7 +87,7 @@ async def status(request: web.Request) -> web.Response:
                 "queue": (watcher.queue if watcher else 0) + jobs.queued_paths(),
                 "error": watcher.error if watcher else None,
             },
-            "sync": sync,
+            "sync": wire.sync_status_to_json(sync),
             "lastError": app[RUNTIME].last_error,
             "collections": shown["collections"],
             "index": shown["index"],

@@ -81,6 +81,7 @@ if TYPE_CHECKING:
     from engram.service.panel import NotePanel
     from engram.service.rebuild import Progress, RebuildReport
     from engram.service.reflect import ReflectResult
+    from engram.service.sync import SyncStatus
     from engram.store.filters import Filters
     from engram.store.search import FtsHit
     from engram.sync.client import Backoff
@@ -694,7 +695,7 @@ class Engram(Core):
         """Push the outbox and pull Convex's changes now (blocking)."""
         return self._sync.sync_now(vault, push, pull)
 
-    def sync_status(self, vault: str | None = None) -> dict[str, Any]:
+    def sync_status(self, vault: str | None = None) -> SyncStatus:
         """Configured?, pending ops, parked errors, conflicts, last sync and last error."""
         return self._sync.sync_status(vault)
 

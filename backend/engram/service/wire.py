@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from engram.service.panel import NotePanel
     from engram.service.reflect import ReflectResult
     from engram.service.semantic import EmbeddingState
+    from engram.service.sync import SyncConflict, SyncStatus
     from engram.service.upkeep import Status
     from engram.sync.engine import SyncReport
     from engram.vault.changes import FileChange, NoteChange
@@ -558,6 +559,78 @@ def note_panel_from_json(d: dict[str, Any]) -> NotePanel:
     )
 
 
+def _conflict_to_json(c: SyncConflict) -> dict[str, Any]:
+    return {
+        "factId": c.fact_id,
+        "path": c.path,
+        "copy": c.copy,
+        "fields": list(c.fields),
+        "at": c.at,
+    }
+
+
+def sync_status_to_json(s: SyncStatus) -> dict[str, Any]:
+    """`engram sync status --json`, and `GET /v1/status`'s `sync` (docs/convex.md)."""
+    if not s.configured:
+        return {
+            "configured": False,
+            "state": s.state,
+            "pending": s.pending,
+            "lastSync": s.last_sync,
+            "reason": s.reason,
+        }
+    return {
+        "configured": True,
+        "state": s.state,
+        "vault": s.vault,
+        "url": s.url,
+        "device": s.device,
+        "interval": s.interval,
+        "pending": s.pending,
+        "parked": [{"factId": p.fact_id, "kind": p.kind, "error": p.error} for p in s.parked],
+        "conflicts": [
+            {
+                "factId": c.fact_id,
+                "path": c.path,
+                "copy": c.copy,
+                "fields": list(c.fields),
+                "at": c.at,
+            }
+            for c in s.conflicts
+        ],
+        "lastSync": s.last_sync,
+        "lastError": s.last_error,
+        "cursor": s.cursor,
+    }
+
+
+def sync_status_from_json(d: dict[str, Any]) -> SyncStatus:
+    """A SyncStatus from its JSON."""
+    from engram.service.sync import ParkedOp, SyncConflict, SyncStatus
+
+    if not d["configured"]:
+        return SyncStatus(False, d["state"], int(d["pending"]), d.get("lastSync"), d.get("reason"))
+    return SyncStatus(
+        configured=True,
+        state=d["state"],
+        pending=int(d["pending"]),
+        last_sync=d.get("lastSync"),
+        vault=d.get("vault"),
+        url=d.get("url"),
+        device=d.get("device"),
+        interval=d.get("interval"),
+        parked=tuple(
+            ParkedOp(p["factId"], p["kind"], p.get("error")) for p in d.get("parked") or ()
+        ),
+        conflicts=tuple(
+            SyncConflict(c["factId"], c["path"], c["copy"], tuple(c["fields"]), c["at"])
+            for c in d.get("conflicts") or ()
+        ),
+        last_error=d.get("lastError"),
+        cursor=d.get("cursor"),
+    )
+
+
 # the facade's result types encoded here, by module and name (importing them would not be light)
 ENCODERS: dict[str, Callable[[Any], Any]] = {
     "engram.service.model_health.ModelState": model_state_to_json,
@@ -566,4 +639,5 @@ ENCODERS: dict[str, Callable[[Any], Any]] = {
     "engram.service.upkeep.Status": status_to_json,
     "engram.service.collections.CollectionInfo": collection_info_to_json,
     "engram.service.panel.NotePanel": note_panel_to_json,
+    "engram.service.sync.SyncStatus": sync_status_to_json,
 }
