@@ -20,7 +20,7 @@ from engram.service.panel import NotePanel, PanelBacklink, RelatedNote
 from engram.service.reflect import ReflectResult
 from engram.service.semantic import EmbeddingState
 from engram.service.sync import ParkedOp, SyncConflict, SyncStatus
-from engram.service.upkeep import CollectionCount, IndexFile, Status
+from engram.service.upkeep import CleanupReport, CollectionCount, IndexFile, Status
 
 text = st.text(max_size=40)
 maybe = st.none() | text
@@ -228,3 +228,10 @@ def test_a_sync_status_survives_the_wire(value: SyncStatus) -> None:
     data = over_the_wire(value)
     assert wire.sync_status_from_json(data) == value  # type: ignore[arg-type]
     assert wire.to_json(wire.sync_status_from_json(data)) == data  # type: ignore[arg-type]
+
+
+@given(st.builds(CleanupReport, counts, counts, counts, counts, counts))
+def test_a_cleanup_report_survives_the_wire(value: CleanupReport) -> None:
+    data = over_the_wire(value)
+    assert wire.cleanup_report_from_json(data) == value  # type: ignore[arg-type]
+    assert wire.to_json(wire.cleanup_report_from_json(data)) == data  # type: ignore[arg-type]

@@ -287,12 +287,14 @@ def cleanup(state: State, as_json: bool) -> None:
     """Drop documents of removed collections and orphaned data, then compact the index."""
     info = state.engram.cleanup()
     if as_json:
-        echo_json(info)
+        from engram.service import wire
+
+        echo_json(wire.to_json(info))
         return
     say(
-        f"removed {info['documentsRemoved']} stale documents and "
-        f"{info['contentsRemoved']} orphaned texts; "
-        f"{info['bytesBefore'] / 1e6:.1f} MB -> {info['bytesAfter'] / 1e6:.1f} MB"
+        f"removed {info.documents_removed} stale documents and "
+        f"{info.contents_removed} orphaned texts; "
+        f"{info.bytes_before / 1e6:.1f} MB -> {info.bytes_after / 1e6:.1f} MB"
     )
 
 

@@ -32,7 +32,7 @@ from engram.service.reflect import ReflectService
 from engram.service.retrieval import DEFAULT_MAX_BYTES, RetrievalService
 from engram.service.semantic import EmbeddingState, SemanticService
 from engram.service.sync import SyncService
-from engram.service.upkeep import Status, UpkeepService
+from engram.service.upkeep import CleanupReport, Status, UpkeepService
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
@@ -858,7 +858,7 @@ class Engram(Core):
         """Notes per language, and advice when the embedder does not serve a meaningful share."""
         return self._upkeep.language_report()
 
-    def cleanup(self) -> dict[str, int]:
+    def cleanup(self) -> CleanupReport:
         """Drop documents of removed collections and orphaned texts, then compact the file."""
         return self._upkeep.cleanup()
 

@@ -74,6 +74,17 @@ class Status:
     languages: LanguageReport
 
 
+@dataclass(frozen=True)
+class CleanupReport:
+    """What cleanup dropped and how much the index file shrank (JSON: service/wire.py)."""
+
+    documents_removed: int  # of collections no longer configured
+    contents_removed: int  # texts no document holds
+    vectors_removed: int
+    bytes_before: int
+    bytes_after: int
+
+
 class Operations(Protocol):
     """The facade's operations that status, doctor and bench report on or measure."""
 
@@ -136,7 +147,7 @@ class UpkeepService:
 
         return languages.report(self._core.db.conn, self._core.settings.embed_model)
 
-    def cleanup(self) -> dict[str, int]:
+    def cleanup(self) -> CleanupReport:
         """Drop documents of removed collections and orphaned texts, then compact the file."""
         with self._core.db.write() as conn:
             stale = docs.documents_outside(conn, [c.name for c in self._core.settings.collections])
@@ -148,13 +159,7 @@ class UpkeepService:
         before = self._core.settings.db_path.stat().st_size
         admin.vacuum(self._core.db.conn)
         after = self._core.settings.db_path.stat().st_size
-        return {
-            "documentsRemoved": removed,
-            "contentsRemoved": orphans,
-            "vectorsRemoved": freed,
-            "bytesBefore": before,
-            "bytesAfter": after,
-        }
+        return CleanupReport(removed, orphans, freed, before, after)
 
     def doctor(self, full: bool = False) -> list[Check]:
         """Check the installation, configuration and index; each problem with a fix. Stored

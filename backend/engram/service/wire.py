@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from engram.service.reflect import ReflectResult
     from engram.service.semantic import EmbeddingState
     from engram.service.sync import SyncConflict, SyncStatus
-    from engram.service.upkeep import Status
+    from engram.service.upkeep import CleanupReport, Status
     from engram.sync.engine import SyncReport
     from engram.vault.changes import FileChange, NoteChange
 
@@ -631,6 +631,30 @@ def sync_status_from_json(d: dict[str, Any]) -> SyncStatus:
     )
 
 
+def cleanup_report_to_json(r: CleanupReport) -> dict[str, int]:
+    """`engram cleanup --json`."""
+    return {
+        "documentsRemoved": r.documents_removed,
+        "contentsRemoved": r.contents_removed,
+        "vectorsRemoved": r.vectors_removed,
+        "bytesBefore": r.bytes_before,
+        "bytesAfter": r.bytes_after,
+    }
+
+
+def cleanup_report_from_json(d: dict[str, Any]) -> CleanupReport:
+    """A CleanupReport from its JSON."""
+    from engram.service.upkeep import CleanupReport
+
+    return CleanupReport(
+        int(d["documentsRemoved"]),
+        int(d["contentsRemoved"]),
+        int(d["vectorsRemoved"]),
+        int(d["bytesBefore"]),
+        int(d["bytesAfter"]),
+    )
+
+
 # the facade's result types encoded here, by module and name (importing them would not be light)
 ENCODERS: dict[str, Callable[[Any], Any]] = {
     "engram.service.model_health.ModelState": model_state_to_json,
@@ -640,4 +664,5 @@ ENCODERS: dict[str, Callable[[Any], Any]] = {
     "engram.service.collections.CollectionInfo": collection_info_to_json,
     "engram.service.panel.NotePanel": note_panel_to_json,
     "engram.service.sync.SyncStatus": sync_status_to_json,
+    "engram.service.upkeep.CleanupReport": cleanup_report_to_json,
 }
