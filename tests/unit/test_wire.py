@@ -19,7 +19,7 @@ from engram.service.model_health import ModelState
 from engram.service.panel import NotePanel, PanelBacklink, RelatedNote
 from engram.service.reflect import ReflectResult
 from engram.service.semantic import EmbeddingState
-from engram.service.sync import ParkedOp, SyncConflict, SyncStatus
+from engram.service.sync import ParkedOp, SyncCheck, SyncConflict, SyncStatus
 from engram.service.upkeep import CleanupReport, CollectionCount, IndexFile, Status
 
 text = st.text(max_size=40)
@@ -235,3 +235,13 @@ def test_a_cleanup_report_survives_the_wire(value: CleanupReport) -> None:
     data = over_the_wire(value)
     assert wire.cleanup_report_from_json(data) == value  # type: ignore[arg-type]
     assert wire.to_json(wire.cleanup_report_from_json(data)) == data  # type: ignore[arg-type]
+
+
+ids = st.lists(text, max_size=2).map(tuple)
+
+
+@given(st.builds(SyncCheck, counts, ids, ids, ids, ids, counts, counts))
+def test_a_sync_check_survives_the_wire(value: SyncCheck) -> None:
+    data = over_the_wire(value)
+    assert wire.sync_check_from_json(data) == value  # type: ignore[arg-type]
+    assert wire.to_json(wire.sync_check_from_json(data)) == data  # type: ignore[arg-type]

@@ -93,7 +93,10 @@ def status(state: State, vault: str | None, as_json: bool) -> None:
 @pass_state
 def check(state: State, vault: str | None, as_json: bool) -> None:
     """Compare every fact note with Convex (changes nothing); exit 1 when not in step."""
-    info = state.engram.sync_check(vault)
+    from engram.service import wire
+
+    checked = state.engram.sync_check(vault)
+    info = wire.sync_check_to_json(checked)
     if as_json:
         echo_json(info)
     else:
@@ -109,7 +112,7 @@ def check(state: State, vault: str | None, as_json: bool) -> None:
                 say(f"  {fid}: {label}")
         if info["pending"]:
             say(f"  {info['pending']} changes wait in the outbox (run engram sync)")
-    if not info["inStep"]:
+    if not checked.in_step:
         sys.exit(1)
 
 

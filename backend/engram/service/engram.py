@@ -81,7 +81,7 @@ if TYPE_CHECKING:
     from engram.service.panel import NotePanel
     from engram.service.rebuild import Progress, RebuildReport
     from engram.service.reflect import ReflectResult
-    from engram.service.sync import SyncStatus
+    from engram.service.sync import SyncCheck, SyncStatus
     from engram.store.filters import Filters
     from engram.store.search import FtsHit
     from engram.sync.client import Backoff
@@ -703,7 +703,7 @@ class Engram(Core):
         """How many ops wait to be sent (0 when sync is not configured)."""
         return self._sync.sync_pending(vault)
 
-    def sync_check(self, vault: str | None = None) -> dict[str, Any]:
+    def sync_check(self, vault: str | None = None) -> SyncCheck:
         """Compare every fact note with Convex, changing nothing."""
         return self._sync.sync_check(vault)
 

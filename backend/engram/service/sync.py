@@ -76,6 +76,30 @@ class SyncStatus:
     cursor: str | None = None
 
 
+@dataclass(frozen=True)
+class SyncCheck:
+    """Every fact note compared with Convex (JSON: service/wire.py); lists hold fact ids."""
+
+    same: int
+    differ: tuple[str, ...]
+    only_here: tuple[str, ...]
+    only_in_convex: tuple[str, ...]
+    deleted_in_convex_live_here: tuple[str, ...]
+    pending: int  # ops waiting in the outbox
+    tombstones: int  # facts deleted in Convex
+
+    @property
+    def in_step(self) -> bool:
+        """Nothing differs and nothing waits."""
+        return not (
+            self.differ
+            or self.only_in_convex
+            or self.only_here
+            or self.deleted_in_convex_live_here
+            or self.pending
+        )
+
+
 async def _inline(fn: Callable[[], Any]) -> Any:
     return fn()
 
@@ -215,7 +239,7 @@ class SyncService:
             return 0
         return 0 if found is None else sync_store.count_pending(self._core.db.conn, found[0].name)
 
-    def sync_check(self, vault: str | None = None) -> dict[str, Any]:
+    def sync_check(self, vault: str | None = None) -> SyncCheck:
         """Compare every fact note with Convex, changing nothing: which agree, which differ,
         which exist on one side only. In step when nothing differs and nothing waits."""
         v, s = self._require_sync(vault)
@@ -258,16 +282,15 @@ class SyncService:
                 same.append(fid)
         only_here = sorted(set(local) - {str(d.get("externalId")) for d in remote})
         pending = sync_store.count_pending(conn, v.name)
-        return {
-            "inStep": not (differ or only_remote or only_here or live_here or pending),
-            "same": len(same),
-            "differ": differ,
-            "onlyHere": only_here,
-            "onlyInConvex": only_remote,
-            "deletedInConvexLiveHere": live_here,
-            "pending": pending,
-            "tombstones": sum(1 for d in remote if d.get("deletedAt") is not None),
-        }
+        return SyncCheck(
+            same=len(same),
+            differ=tuple(differ),
+            only_here=tuple(only_here),
+            only_in_convex=tuple(only_remote),
+            deleted_in_convex_live_here=tuple(live_here),
+            pending=pending,
+            tombstones=sum(1 for d in remote if d.get("deletedAt") is not None),
+        )
 
     def cloud_search(self, query: str, n: int = 10, vault: str | None = None) -> list[Any]:
         """Live facts in Convex matching `query`, best first (deep search's cloud half)."""

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from engram.service.panel import NotePanel
     from engram.service.reflect import ReflectResult
     from engram.service.semantic import EmbeddingState
-    from engram.service.sync import SyncConflict, SyncStatus
+    from engram.service.sync import SyncCheck, SyncConflict, SyncStatus
     from engram.service.upkeep import CleanupReport, Status
     from engram.sync.engine import SyncReport
     from engram.vault.changes import FileChange, NoteChange
@@ -655,6 +655,35 @@ def cleanup_report_from_json(d: dict[str, Any]) -> CleanupReport:
     )
 
 
+def sync_check_to_json(c: SyncCheck) -> dict[str, Any]:
+    """`engram sync check --json` (docs/convex.md)."""
+    return {
+        "inStep": c.in_step,
+        "same": c.same,
+        "differ": list(c.differ),
+        "onlyHere": list(c.only_here),
+        "onlyInConvex": list(c.only_in_convex),
+        "deletedInConvexLiveHere": list(c.deleted_in_convex_live_here),
+        "pending": c.pending,
+        "tombstones": c.tombstones,
+    }
+
+
+def sync_check_from_json(d: dict[str, Any]) -> SyncCheck:
+    """A SyncCheck from its JSON (`inStep` is derived)."""
+    from engram.service.sync import SyncCheck
+
+    return SyncCheck(
+        int(d["same"]),
+        tuple(d["differ"]),
+        tuple(d["onlyHere"]),
+        tuple(d["onlyInConvex"]),
+        tuple(d["deletedInConvexLiveHere"]),
+        int(d["pending"]),
+        int(d["tombstones"]),
+    )
+
+
 # the facade's result types encoded here, by module and name (importing them would not be light)
 ENCODERS: dict[str, Callable[[Any], Any]] = {
     "engram.service.model_health.ModelState": model_state_to_json,
@@ -664,5 +693,6 @@ ENCODERS: dict[str, Callable[[Any], Any]] = {
     "engram.service.collections.CollectionInfo": collection_info_to_json,
     "engram.service.panel.NotePanel": note_panel_to_json,
     "engram.service.sync.SyncStatus": sync_status_to_json,
+    "engram.service.sync.SyncCheck": sync_check_to_json,
     "engram.service.upkeep.CleanupReport": cleanup_report_to_json,
 }

@@ -186,6 +186,6 @@ def assert_converged(double: Double, *machines: Engram) -> dict[str, dict[str, A
                 diff = {k: (mine[fid].get(k), payload.get(k)) for k in keys}
                 raise AssertionError(f"{fid} differs: {diff}")
         assert wire.to_json(eng.sync_status("vault"))["pending"] == 0
-        check = eng.sync_check("vault")  # the product's own check agrees
+        check = wire.to_json(eng.sync_check("vault"))  # the product's own check agrees
         assert check["inStep"] and check["same"] == len(live), check
     return live
