@@ -10,7 +10,7 @@ from pathlib import Path
 
 from engram import config
 from engram.models.fake import FakeEmbedder
-from engram.service import Engram
+from engram.service import Engram, wire
 
 
 def test_status_and_panel_say_what_is_not_embedded_yet(
@@ -19,9 +19,9 @@ def test_status_and_panel_say_what_is_not_embedded_yet(
     e = Engram(config.resolve(os.environ), embedder=FakeEmbedder(dim=32))
     e.collection_add(str(tiny_vault), "notes")
     e.update()
-    documents = e.status()["documents"]
-    assert e.status()["embeddings"]["documentsNotEmbedded"] == documents == 6
-    before = e.note_panel("notes", "Projects/Pricing.md")["coverage"]
+    documents = wire.to_json(e.status())["documents"]
+    assert wire.to_json(e.status())["embeddings"]["documentsNotEmbedded"] == documents == 6
+    before = wire.to_json(e.note_panel("notes", "Projects/Pricing.md"))["coverage"]
     assert before["indexed"] and not before["embedded"] and before["chunks"] == 0
     out = subprocess.run(
         [sys.executable, "-m", "engram", "status"],
@@ -33,9 +33,9 @@ def test_status_and_panel_say_what_is_not_embedded_yet(
     assert "6 notes not embedded yet: run engram embed" in out
 
     e.embed()
-    assert e.status()["embeddings"]["documentsNotEmbedded"] == 0
-    after = e.note_panel("notes", "Projects/Pricing.md")["coverage"]
+    assert wire.to_json(e.status())["embeddings"]["documentsNotEmbedded"] == 0
+    after = wire.to_json(e.note_panel("notes", "Projects/Pricing.md"))["coverage"]
     assert after["embedded"] and after["chunks"] > 0
-    empty = e.note_panel("notes", "Empty.md")["coverage"]
+    empty = wire.to_json(e.note_panel("notes", "Empty.md"))["coverage"]
     assert empty["embedded"] and empty["chunks"] == 0  # nothing to embed is not "not yet"
     e.close()

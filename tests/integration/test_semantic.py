@@ -11,7 +11,7 @@ import pytest
 from engram import config
 from engram.errors import UnavailableError
 from engram.models.fake import FakeEmbedder
-from engram.service import Engram
+from engram.service import Engram, wire
 from engram.store import vectors
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "fixtures" / "vaults" / "example"
@@ -147,7 +147,7 @@ def test_interrupted_embed_resumes(example: Engram, monkeypatch: pytest.MonkeyPa
     assert partial == 6
     rest = example.embed()
     assert rest.documents_chunked == 0 and rest.embedded > 0
-    state = example.embedding_state()
+    state = wire.to_json(example.embedding_state())
     assert state["embedded"] == state["chunks"] and state["queued"] == 0
 
 

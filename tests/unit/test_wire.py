@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 
 from hypothesis import given
 from hypothesis import strategies as st
 
+from engram.index.languages import LanguageReport
 from engram.memory.ledger_raw import AppendResult, Placed
+from engram.memory.model import Fact
 from engram.memory.observe import ObserveResult
 from engram.search.results import Document, Passage, SearchResult
 from engram.service import wire
+from engram.service.collections import CollectionInfo
+from engram.service.model_health import ModelState
+from engram.service.panel import NotePanel, PanelBacklink, RelatedNote
 from engram.service.reflect import ReflectResult
+from engram.service.semantic import EmbeddingState
+from engram.service.sync import ParkedOp, SyncCheck, SyncConflict, SyncStatus
+from engram.service.upkeep import CleanupReport, CollectionCount, IndexFile, Status
 
 text = st.text(max_size=40)
 maybe = st.none() | text
@@ -83,3 +92,156 @@ def test_ledger_and_reflection_results_survive_the_wire(
     assert wire.append_result_from_json(over_the_wire(a)) == a  # type: ignore[arg-type]
     assert wire.observe_result_from_json(over_the_wire(o)) == o  # type: ignore[arg-type]
     assert wire.reflect_result_from_json(over_the_wire(r)) == r  # type: ignore[arg-type]
+
+
+states = st.sampled_from(["loaded", "available", "missing"])
+model_state = st.builds(ModelState, text, states, maybe)
+
+
+@given(st.dictionaries(st.sampled_from(["embed", "rerank", "generate"]), model_state))
+def test_model_status_survives_the_wire(value: dict[str, ModelState]) -> None:
+    data = over_the_wire(value)
+    assert wire.model_status_from_json(data) == value  # type: ignore[arg-type]
+    assert wire.to_json(wire.model_status_from_json(data)) == data  # type: ignore[arg-type]
+
+
+counts = st.integers(0, 10**6)
+embedding_state = st.builds(
+    EmbeddingState, maybe, maybe, maybe, counts, counts, counts, counts, counts
+)
+language_report = st.builds(
+    LanguageReport,
+    st.dictionaries(st.text(min_size=2, max_size=3), counts, max_size=3),
+    counts,
+    counts,
+    counts,
+    score,
+    maybe,
+)
+status = st.builds(
+    Status,
+    text,
+    st.builds(IndexFile, text, text, counts, maybe, counts),
+    text,
+    st.lists(st.builds(CollectionCount, text, text, text, counts), max_size=2).map(tuple),
+    counts,
+    counts,
+    counts,
+    counts,
+    counts,
+    st.booleans(),
+    maybe,
+    embedding_state,
+    st.dictionaries(st.sampled_from(["embed", "rerank", "generate"]), model_state),
+    st.dictionaries(text, text, max_size=3),
+    language_report,
+)
+
+
+@given(status)
+def test_a_status_survives_the_wire(value: Status) -> None:
+    data = over_the_wire(value)
+    assert wire.status_from_json(data) == value  # type: ignore[arg-type]
+    assert wire.to_json(wire.status_from_json(data)) == data  # type: ignore[arg-type]
+    assert wire.embedding_state_from_json(data["embeddings"]) == value.embeddings  # type: ignore[index]
+    assert wire.language_report_from_json(data["languages"]) == value.languages  # type: ignore[index]
+
+
+contexts = st.lists(st.tuples(text, text), max_size=2).map(tuple)
+collection = st.builds(
+    CollectionInfo,
+    text,
+    text,
+    text,
+    st.lists(text, max_size=2).map(tuple),
+    counts,
+    maybe,
+    st.none() | contexts,
+)
+
+
+@given(st.lists(collection, max_size=3))
+def test_collections_survive_the_wire(values: list[CollectionInfo]) -> None:
+    data: list[dict[str, object]] = over_the_wire(values)  # type: ignore[assignment]
+    decoded = [wire.collection_info_from_json(d) for d in data]
+    assert decoded == values
+    assert wire.to_json(decoded) == data
+
+
+WHEN = dt.datetime(2026, 3, 5, 10, 15, tzinfo=dt.UTC)
+A_FACT = Fact(  # as the wire gives it back: `updatedAt` always set
+    id="a" * 32,
+    title="Pick Adyen",
+    text="We picked [[Adyen]].",
+    timestamp=WHEN,
+    updated_at=WHEN,
+    importance=0.85,
+    path="Engram/facts/pick-adyen.md",
+)
+backlink = st.builds(PanelBacklink, maybe, maybe, st.integers(1, 999), text)
+panel = st.builds(
+    NotePanel,
+    path=text,
+    collection=text,
+    docid=maybe,
+    title=text,
+    frontmatter=st.dictionaries(text, text | st.integers(), max_size=2),
+    fact=st.none() | st.just(A_FACT),
+    backlinks=st.lists(backlink, max_size=2).map(tuple),
+    related=st.lists(st.builds(RelatedNote, text, text, score), max_size=2).map(tuple),
+    indexed_at=maybe,
+    chunks=counts,
+    embedded=st.booleans(),
+)
+
+
+@given(panel)
+def test_a_note_panel_survives_the_wire(value: NotePanel) -> None:
+    data = over_the_wire(value)
+    assert wire.note_panel_from_json(data) == value  # type: ignore[arg-type]
+    assert wire.to_json(wire.note_panel_from_json(data)) == data  # type: ignore[arg-type]
+
+
+sync_off = st.builds(SyncStatus, st.just(False), st.just("off"), counts, maybe, text)
+sync_on = st.builds(
+    SyncStatus,
+    configured=st.just(True),
+    state=st.sampled_from(["idle", "error", "syncing"]),
+    pending=counts,
+    last_sync=maybe,
+    vault=text,
+    url=text,
+    device=text,
+    interval=st.integers(1, 3600),
+    parked=st.lists(st.builds(ParkedOp, text, text, maybe), max_size=2).map(tuple),
+    conflicts=st.lists(
+        st.builds(SyncConflict, text, text, text, st.lists(text, max_size=2).map(tuple), text),
+        max_size=2,
+    ).map(tuple),
+    last_error=maybe,
+    cursor=maybe,
+)
+
+
+@given(sync_off | sync_on)
+def test_a_sync_status_survives_the_wire(value: SyncStatus) -> None:
+    data = over_the_wire(value)
+    assert wire.sync_status_from_json(data) == value  # type: ignore[arg-type]
+    assert wire.to_json(wire.sync_status_from_json(data)) == data  # type: ignore[arg-type]
+
+
+@given(st.builds(CleanupReport, counts, counts, counts, counts, counts))
+def test_a_cleanup_report_survives_the_wire(value: CleanupReport) -> None:
+    data = over_the_wire(value)
+    assert wire.cleanup_report_from_json(data) == value  # type: ignore[arg-type]
+    assert wire.to_json(wire.cleanup_report_from_json(data)) == data  # type: ignore[arg-type]
+
+
+ids = st.lists(text, max_size=2).map(tuple)
+
+
+@given(st.builds(SyncCheck, counts, ids, ids, ids, ids, counts, counts))
+def test_a_sync_check_survives_the_wire(value: SyncCheck) -> None:
+    data = over_the_wire(value)
+    assert wire.sync_check_from_json(data) == value  # type: ignore[arg-type]
+    assert wire.to_json(wire.sync_check_from_json(data)) == data  # type: ignore[arg-type]

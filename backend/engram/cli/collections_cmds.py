@@ -33,10 +33,13 @@ def collection_add(
     as_json: bool,
 ) -> None:
     """Register PATH as a collection and index it."""
-    info = state.engram.collection_add(path, name, mask, ignore)
+    from engram.service import wire
+
+    added = state.engram.collection_add(path, name, mask, ignore)
+    info = wire.collection_info_to_json(added)
     if not no_index:
-        report = _run_update(state, [info["name"]], quiet=as_json)
-        info = state.engram.collection_show(info["name"])
+        report = _run_update(state, [added.name], quiet=as_json)
+        info = wire.collection_info_to_json(state.engram.collection_show(added.name))
         info["update"] = _report_dict(report)
     if as_json:
         echo_json(info)
@@ -51,7 +54,7 @@ def collection_add(
 
 def language_hint(state: State) -> None:
     """After indexing: say when the embedder does not serve the notes' languages (stderr)."""
-    advice = state.engram.language_report()["advice"]
+    advice = state.engram.language_report().advice
     if advice:
         warn(advice)
 
@@ -63,12 +66,14 @@ def collection_list(state: State, as_json: bool) -> None:
     """List collections with their document counts."""
     cols = state.engram.collection_list()
     if as_json:
-        echo_json(cols)
+        from engram.service import wire
+
+        echo_json(wire.to_json(cols))
         return
     if not cols:
         say("no collections yet: engram collection add PATH --name NAME")
     for c in cols:
-        say(f"{c['name']}\t{c['documents']} docs\t{c['path']}\t{c['pattern']}")
+        say(f"{c.name}\t{c.documents} docs\t{c.path}\t{c.pattern}")
 
 
 @collection.command("show")
@@ -77,7 +82,9 @@ def collection_list(state: State, as_json: bool) -> None:
 @pass_state
 def collection_show(state: State, name: str, as_json: bool) -> None:
     """Show a collection's settings and contexts."""
-    info = state.engram.collection_show(name)
+    from engram.service import wire
+
+    info = wire.collection_info_to_json(state.engram.collection_show(name))
     if as_json:
         echo_json(info)
         return
@@ -241,37 +248,36 @@ def status(state: State, as_json: bool) -> None:
     """Collections, document counts, index size and freshness."""
     info = state.engram.status()
     if as_json:
-        echo_json(info)
+        from engram.service import wire
+
+        echo_json(wire.to_json(info))
         return
-    idx = info["index"]
+    idx = info.index
+    say(f"index: {idx.path} ({idx.bytes / 1e6:.1f} MB), last update: {idx.last_update or 'never'}")
+    say(f"config: {info.config}")
+    say(f"documents: {info.documents}, links: {info.links}, tags: {info.tags}")
+    for c in info.collections:
+        say(f"  {c.name}: {c.documents} docs in {c.path} ({c.pattern})")
+    if info.warnings:
+        say(f"{info.warnings} notes were indexed with warnings (see: engram doctor)")
+    vec = "available" if info.vector_available else f"unavailable: {info.vector_error}"
+    say(f"vector search: {vec}")
+    emb = info.embeddings
+    model = f"{emb.model}, dim {emb.dim}" if emb.model else "no model yet"
     say(
-        f"index: {idx['path']} ({idx['bytes'] / 1e6:.1f} MB), last update: "
-        f"{idx['lastUpdate'] or 'never'}"
+        f"embeddings: {emb.embedded}/{emb.chunks} passages embedded ({model}); "
+        f"{emb.queued} queued, {emb.documents_chunked}/{info.documents} documents chunked"
     )
-    say(f"config: {info['config']}")
-    say(f"documents: {info['documents']}, links: {info['links']}, tags: {info['tags']}")
-    for c in info["collections"]:
-        say(f"  {c['name']}: {c['documents']} docs in {c['path']} ({c['pattern']})")
-    if info["warnings"]:
-        say(f"{info['warnings']} notes were indexed with warnings (see: engram doctor)")
-    vec = info["vectorSearch"]
-    say("vector search: " + ("available" if vec["available"] else f"unavailable: {vec['error']}"))
-    emb = info["embeddings"]
-    model = f"{emb['model']}, dim {emb['dim']}" if emb["model"] else "no model yet"
-    say(
-        f"embeddings: {emb['embedded']}/{emb['chunks']} passages embedded ({model}); "
-        f"{emb['queued']} queued, {emb['documentsChunked']}/{info['documents']} documents chunked"
-    )
-    waiting = emb["documentsNotEmbedded"]
+    waiting = emb.documents_not_embedded
     if waiting:
         click.echo(f"  {waiting} note{'s' * (waiting != 1)} not embedded yet: run engram embed")
-    for role, m in info["models"].items():
-        what = m["state"] if m["spec"] else "not configured"
-        say(f"{role + ' model:':15} {m['id'] or '-'} ({what})")
-    stages = ", ".join(f"{name} {how}" for name, how in info["queryStages"].items())
+    for role, m in info.models.items():
+        what = m.state if m.spec else "not configured"
+        say(f"{role + ' model:':15} {m.id or '-'} ({what})")
+    stages = ", ".join(f"{name} {how}" for name, how in info.query_stages.items())
     say(f"query stages: {stages}")
-    if info["languages"]["advice"]:
-        say(f"languages: {info['languages']['advice']}")
+    if info.languages.advice:
+        say(f"languages: {info.languages.advice}")
 
 
 @cli.command()
@@ -281,12 +287,14 @@ def cleanup(state: State, as_json: bool) -> None:
     """Drop documents of removed collections and orphaned data, then compact the index."""
     info = state.engram.cleanup()
     if as_json:
-        echo_json(info)
+        from engram.service import wire
+
+        echo_json(wire.to_json(info))
         return
     say(
-        f"removed {info['documentsRemoved']} stale documents and "
-        f"{info['contentsRemoved']} orphaned texts; "
-        f"{info['bytesBefore'] / 1e6:.1f} MB -> {info['bytesAfter'] / 1e6:.1f} MB"
+        f"removed {info.documents_removed} stale documents and "
+        f"{info.contents_removed} orphaned texts; "
+        f"{info.bytes_before / 1e6:.1f} MB -> {info.bytes_after / 1e6:.1f} MB"
     )
 
 

@@ -71,19 +71,21 @@ def status(state: State, vault: str | None, as_json: bool) -> None:
     """Pending changes, last sync, conflicts and refused (parked) facts."""
     info = state.engram.sync_status(vault)
     if as_json:
-        echo_json(info)
+        from engram.service import wire
+
+        echo_json(wire.sync_status_to_json(info))
         return
-    if not info["configured"]:
-        say(info["reason"])
+    if not info.configured:
+        say(str(info.reason))
         return
-    say(f"vault {info['vault']} ↔ {info['url']} (device {info['device']})")
-    say(f"state: {info['state']}, {info['pending']} pending, last sync {info['lastSync']}")
-    if info["lastError"]:
-        say(f"last error: {info['lastError']}")
-    for op in info["parked"]:
-        say(f"refused by Convex (fix the fact to resend): {op['factId']}: {op['error']}")
-    for c in info["conflicts"]:
-        say(f"conflict copy: {c['copy']} (of {c['path']}; {', '.join(c['fields'])})")
+    say(f"vault {info.vault} ↔ {info.url} (device {info.device})")
+    say(f"state: {info.state}, {info.pending} pending, last sync {info.last_sync}")
+    if info.last_error:
+        say(f"last error: {info.last_error}")
+    for op in info.parked:
+        say(f"refused by Convex (fix the fact to resend): {op.fact_id}: {op.error}")
+    for c in info.conflicts:
+        say(f"conflict copy: {c.copy} (of {c.path}; {', '.join(c.fields)})")
 
 
 @sync.command("check")
@@ -91,7 +93,10 @@ def status(state: State, vault: str | None, as_json: bool) -> None:
 @pass_state
 def check(state: State, vault: str | None, as_json: bool) -> None:
     """Compare every fact note with Convex (changes nothing); exit 1 when not in step."""
-    info = state.engram.sync_check(vault)
+    from engram.service import wire
+
+    checked = state.engram.sync_check(vault)
+    info = wire.sync_check_to_json(checked)
     if as_json:
         echo_json(info)
     else:
@@ -107,7 +112,7 @@ def check(state: State, vault: str | None, as_json: bool) -> None:
                 say(f"  {fid}: {label}")
         if info["pending"]:
             say(f"  {info['pending']} changes wait in the outbox (run engram sync)")
-    if not info["inStep"]:
+    if not checked.in_step:
         sys.exit(1)
 
 

@@ -11,6 +11,7 @@ in languages the configured embedder does not serve.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from engram.models import language, sources
@@ -26,6 +27,18 @@ FIX = (
     "run `engram models pull multilingual`, set models.embed: multilingual in the config file "
     "(or ENGRAM_EMBED_MODEL=multilingual), then `engram embed`"
 )
+
+
+@dataclass(frozen=True)
+class LanguageReport:
+    """Notes per language, and advice when the embedder leaves many unserved (JSON: wire.py)."""
+
+    languages: dict[str, int]  # ISO code -> notes, most first
+    undetermined: int  # notes with too little prose to tell
+    pending: int  # notes not looked at yet
+    unserved: int  # notes in languages the embedder does not serve
+    unserved_share: float  # of the notes whose language is known, rounded to 0.001
+    advice: str | None  # what to do about it, when it matters
 
 
 def served(embed_spec: str | None) -> frozenset[str] | None:
@@ -69,7 +82,7 @@ def _estimate(conn: Any, counts: dict[str, int]) -> dict[str, int]:
     return counts
 
 
-def report(conn: Any, embed_spec: str | None) -> dict[str, Any]:
+def report(conn: Any, embed_spec: str | None) -> LanguageReport:
     """Notes per language and, when the embedder leaves a meaningful share unserved, `advice`
     saying so with the command that fixes it (None otherwise). Notes whose language is not
     recorded yet (`pending`) are estimated from a sample when the answer depends on them."""
@@ -93,11 +106,11 @@ def report(conn: Any, embed_spec: str | None) -> dict[str, Any]:
             f"{missing} of {total} notes ({share:.0%}) are in {names}{more}, which the embedding "
             f"model {model} does not serve (semantic search finds them poorly): {FIX}"
         )
-    return {
-        "languages": dict(sorted(told.items(), key=lambda kv: (-kv[1], kv[0]))),
-        "undetermined": counts.get(language.UNDETERMINED, 0),
-        "pending": pending,
-        "unserved": missing,
-        "unservedShare": round(share, 3),
-        "advice": advice,
-    }
+    return LanguageReport(
+        languages=dict(sorted(told.items(), key=lambda kv: (-kv[1], kv[0]))),
+        undetermined=counts.get(language.UNDETERMINED, 0),
+        pending=pending,
+        unserved=missing,
+        unserved_share=round(share, 3),
+        advice=advice,
+    )

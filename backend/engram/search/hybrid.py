@@ -59,6 +59,9 @@ class Outcome:
     notices: tuple[str, ...] = ()  # stages that failed, in words a user can act on
 
 
+Variant = tuple[str, ParsedQuery, float]  # list name suffix, query, list weight
+
+
 def run(
     conn: Any,
     q: ParsedQuery,
@@ -82,9 +85,29 @@ def run(
     stages: dict[str, str] = {}
     notices: list[str] = []
     first = bm25.ranked(conn, q, depth, with_snippets=False)
+    variants, expansions = _variants(q, first, expand, stages, notices)
     matter = embed is not None and fusion.languages_matter(embed_serves)
     odds = language.odds(q.text) if matter else {}
-    variants = [("original", q, ORIGINAL_WEIGHT)]
+    lists, bm25_hits, vec_hits = _ranked_lists(
+        conn, q, first, variants, depth, embed, index, odds, embed_serves
+    )
+    stages["vector"] = "ran" if embed is not None else "off"
+    candidates = _fused(lists, bm25_hits, vec_hits)
+    if min_similarity is not None:
+        candidates = [c for c in candidates if above_floor(c, min_similarity)]
+    candidates = _rerank_stage(conn, q, candidates, candidate_limit, rerank, stages, notices)
+    return Outcome(candidates[:limit] if limit else candidates, stages, expansions, tuple(notices))
+
+
+def _variants(
+    q: ParsedQuery,
+    first: bm25.Ranking,
+    expand: Expand | None,
+    stages: dict[str, str],
+    notices: list[str],
+) -> tuple[list[Variant], tuple[str, ...]]:
+    """The original query and its expansions (unless BM25 already has a clear winner)."""
+    variants: list[Variant] = [("original", q, ORIGINAL_WEIGHT)]
     expansions: tuple[str, ...] = ()
     raw = [-h.bm25 for h in first.hits]
     if expand is None:
@@ -102,6 +125,21 @@ def run(
             variants.append(
                 (f"exp{i}", replace(parse_query(text), filters=q.filters), EXPANSION_WEIGHT)
             )
+    return variants, expansions
+
+
+def _ranked_lists(
+    conn: Any,
+    q: ParsedQuery,
+    first: bm25.Ranking,
+    variants: list[Variant],
+    depth: int,
+    embed: Embed | None,
+    index: vector_search.VectorIndex | None,
+    odds: dict[str, float],
+    embed_serves: frozenset[str] | None,
+) -> tuple[list[fusion.RankedList], dict[int, FtsHit], dict[int, vector_search.VectorHit]]:
+    """A keyword list and (with a model) a vector list per variant, and each list's hits."""
     lists: list[fusion.RankedList] = []
     bm25_hits: dict[int, FtsHit] = {}
     vec_hits: dict[int, vector_search.VectorHit] = {}
@@ -130,14 +168,22 @@ def run(
                     tuple(v.score for v in found),
                 )
             )
-    stages["vector"] = "ran" if embed is not None else "off"
+    return lists, bm25_hits, vec_hits
+
+
+def _fused(
+    lists: list[fusion.RankedList],
+    bm25_hits: dict[int, FtsHit],
+    vec_hits: dict[int, vector_search.VectorHit],
+) -> list[Candidate]:
+    """The lists fused by RRF into candidates, each with its per-list numbers."""
     if not any(lst.keys for lst in lists if lst.name.startswith("vec:")):
         # no vector list to lean on instead: a weak keyword list is still the only ranking
         lists = [replace(lst, trust=1.0) for lst in lists]
     fused = fusion.rrf(lists)
     top = fusion.max_rrf(lists)
     scores = {lst.name: dict(zip(lst.keys, lst.scores, strict=True)) for lst in lists}
-    candidates = [
+    return [
         Candidate(
             int(f.key),
             f,
@@ -150,8 +196,18 @@ def run(
         )
         for rank, f in enumerate(fused, 1)
     ]
-    if min_similarity is not None:
-        candidates = [c for c in candidates if above_floor(c, min_similarity)]
+
+
+def _rerank_stage(
+    conn: Any,
+    q: ParsedQuery,
+    candidates: list[Candidate],
+    candidate_limit: int,
+    rerank: Rerank | None,
+    stages: dict[str, str],
+    notices: list[str],
+) -> list[Candidate]:
+    """The candidates reranked when a reranker is there and works, else in fused order."""
     if rerank is None:
         stages["rerank"] = "off (no reranker model)"
     elif candidates:
@@ -161,7 +217,7 @@ def run(
         except UnavailableError as exc:
             stages["rerank"] = "failed (fused order kept)"
             notices.append(f"no reranking: {exc.message}")
-    return Outcome(candidates[:limit] if limit else candidates, stages, expansions, tuple(notices))
+    return candidates
 
 
 def language_trust(

@@ -62,9 +62,10 @@ async def status(request: web.Request) -> web.Response:
     app = request.app
     engram, cfg, jobs, watcher = app[ENGRAM], app[CONFIG], app[JOBS], app[WATCHER]
     info = await in_reader(app, engram.status)
-    counts = {c["name"]: c["documents"] for c in info["collections"]}
+    shown = wire.status_to_json(info)
+    counts = {c.name: c.documents for c in info.collections}
     indexing = jobs.snapshot()
-    indexing["lastUpdate"] = info["index"].get("lastUpdate")
+    indexing["lastUpdate"] = info.index.last_update
     models = await in_reader(app, engram.model_status)
     stages = await in_reader(app, engram.query_stages)
     memory = engram.settings.vault(cfg.collection)
@@ -75,21 +76,21 @@ async def status(request: web.Request) -> web.Response:
             "vault": {"path": str(cfg.vault), "collection": cfg.collection},
             "facts": {"root": memory.facts_root} if memory is not None else None,
             "documents": counts.get(cfg.collection, 0),
-            "chunks": info["embeddings"]["chunks"],
-            "embedded": info["embeddings"]["embedded"],
+            "chunks": info.embeddings.chunks,
+            "embedded": info.embeddings.embedded,
             "indexing": indexing,
-            "models": models,
+            "models": wire.to_json(models),
             "queryStages": stages,
-            "languageAdvice": info["languages"]["advice"],
+            "languageAdvice": info.languages.advice,
             "watcher": {
                 "enabled": watcher is not None,
                 "queue": (watcher.queue if watcher else 0) + jobs.queued_paths(),
                 "error": watcher.error if watcher else None,
             },
-            "sync": sync,
+            "sync": wire.sync_status_to_json(sync),
             "lastError": app[RUNTIME].last_error,
-            "collections": info["collections"],
-            "index": info["index"],
+            "collections": shown["collections"],
+            "index": shown["index"],
             "startedAt": app[RUNTIME].started_at,
         }
     )
@@ -170,7 +171,8 @@ async def note_metadata(request: web.Request) -> web.Response:
     app = request.app
     engram, collection = app[ENGRAM], app[CONFIG].collection
     rel = await note_rel(request, v.query(request).get("path"))
-    return web.json_response(await in_reader(app, engram.note_panel, collection, rel))
+    panel = await in_reader(app, engram.note_panel, collection, rel)
+    return web.json_response(wire.note_panel_to_json(panel))
 
 
 @routes.post("/v1/index")

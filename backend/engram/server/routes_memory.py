@@ -237,7 +237,7 @@ async def sync_now(request: web.Request) -> web.Response:
         raise InvalidInputError("nothing to do: push and pull are both false")
     app = request.app
     state = await in_reader(app, app[ENGRAM].sync_status, app[CONFIG].collection)
-    if not state["configured"]:
-        raise UnavailableError(state["reason"])
+    if not state.configured:
+        raise UnavailableError(str(state.reason))
     report = await app[SYNC].run_now(push=push, pull=pull)
     return web.json_response({"report": report.to_dict(), "summary": report.summary()})

@@ -11,10 +11,14 @@ import asyncio
 import contextlib
 import logging
 import time
-from typing import Any
+from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from engram.server.jobs import JobRunner
 from engram.service import Engram, SyncReport
+
+if TYPE_CHECKING:
+    from engram.service.sync import SyncStatus
 
 log = logging.getLogger("engram.server")
 POLL_SECONDS = 5.0  # how soon a fact change (a queued op) is pushed
@@ -55,10 +59,10 @@ class SyncLoop:
         self._next_full = time.monotonic() + (interval or 60)
         return report
 
-    def status(self, base: dict[str, Any]) -> dict[str, Any]:
+    def status(self, base: SyncStatus) -> SyncStatus:
         """`GET /v1/status`'s sync part: the stored state, plus whether a run is going."""
-        if base.get("configured") and self.running:
-            return {**base, "state": "syncing"}
+        if base.configured and self.running:
+            return replace(base, state="syncing")
         return base
 
     async def _loop(self) -> None:

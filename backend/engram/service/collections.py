@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engram.config import DEFAULT_PATTERN, normalize_prefix
 from engram.errors import ConflictError, InvalidInputError, NotFoundError
+from engram.service import wire
 from engram.store import admin
 from engram.store import documents as docs
 
@@ -17,6 +18,20 @@ if TYPE_CHECKING:
 
 _NAME = re.compile(r"^[\w][\w.-]*$")
 URI_PREFIX = "engram://"
+
+
+@dataclass(frozen=True)
+class CollectionInfo:
+    """A collection's settings and document count; `contexts` (prefix, text) only when one
+    collection is shown (JSON: service/wire.py)."""
+
+    name: str
+    path: str
+    pattern: str
+    ignore: tuple[str, ...]
+    documents: int
+    last_indexed: str | None
+    contexts: tuple[tuple[str, str], ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -44,7 +59,7 @@ class CollectionsService:
         name: str | None = None,
         mask: str | None = None,
         ignore: tuple[str, ...] = (),
-    ) -> dict[str, Any]:
+    ) -> CollectionInfo:
         """Register a folder as a collection (not yet indexed: call update)."""
         root = Path(path).expanduser().resolve()
         if not root.is_dir():
@@ -68,19 +83,16 @@ class CollectionsService:
         self._core.edit_config(change)
         return self.collection_show(name)
 
-    def collection_list(self) -> list[dict[str, Any]]:
+    def collection_list(self) -> list[CollectionInfo]:
         """Every collection with its document count."""
         counts = admin.collection_counts(self._core.db.conn)
-        return [
-            _col_dict(c, counts.get(c.name, (0, None))) for c in self._core.settings.collections
-        ]
+        return [_info(c, counts.get(c.name, (0, None))) for c in self._core.settings.collections]
 
-    def collection_show(self, name: str) -> dict[str, Any]:
+    def collection_show(self, name: str) -> CollectionInfo:
         """One collection's settings, contexts and counts."""
         col = self._core.require_collection(name)
-        info = _col_dict(col, admin.collection_counts(self._core.db.conn).get(name, (0, None)))
-        info["contexts"] = [{"prefix": p, "text": t} for p, t in col.contexts]
-        return info
+        info = _info(col, admin.collection_counts(self._core.db.conn).get(name, (0, None)))
+        return replace(info, contexts=tuple((p, t) for p, t in col.contexts))
 
     def collection_remove(self, name: str) -> int:
         """Forget a collection and drop its documents from the index; return how many."""
@@ -113,7 +125,7 @@ class CollectionsService:
     def ls(self, target: str | None = None) -> list[dict[str, Any]]:
         """Collections, or the indexed files under `collection[/path]`."""
         if not target:
-            return self.collection_list()
+            return [wire.collection_info_to_json(c) for c in self.collection_list()]
         target = target.removeprefix(URI_PREFIX)
         name, _, prefix = target.partition("/")
         self._core.require_collection(name)
@@ -207,12 +219,5 @@ def _target_uri(col: str | None, prefix: str) -> str:
     return f"{URI_PREFIX}{col}" + ("" if prefix == "/" else prefix)
 
 
-def _col_dict(c: Any, counts: tuple[int, str | None]) -> dict[str, Any]:
-    return {
-        "name": c.name,
-        "path": str(c.path),
-        "pattern": c.pattern,
-        "ignore": list(c.ignore),
-        "documents": counts[0],
-        "lastIndexed": counts[1],
-    }
+def _info(c: Any, counts: tuple[int, str | None]) -> CollectionInfo:
+    return CollectionInfo(c.name, str(c.path), c.pattern, tuple(c.ignore), counts[0], counts[1])

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from engram.service import Engram
     from engram.service.deep import DeepSearchResult
     from engram.service.hybrid import QueryRun
+    from engram.service.panel import NotePanel
     from engram.service.reflect import ReflectResult
     from engram.store.filters import Filters
     from engram.sync.engine import SyncReport
@@ -226,7 +227,8 @@ class DaemonEngram:
             except DaemonUnreachable:
                 pass  # stopped since it wrote its file: this process answers
         local = self.local
-        return {"servedBy": {"daemon": False}, **local.status(), "models": local.model_status()}
+        models = wire.to_json(local.model_status())
+        return {"servedBy": {"daemon": False}, **wire.to_json(local.status()), "models": models}
 
     def active_note(self) -> tuple[DaemonClient | None, dict[str, Any] | None]:
         """The live daemon and the note Obsidian last reported open to it (the plugin tells
@@ -550,11 +552,13 @@ class DaemonEngram:
             remote = _fact_reply("DELETE", f"/v1/facts/{quote(ref)}", None)
         return self._run("fact_archive", remote, lambda e: e.fact_archive(ref, prune, vault))
 
-    def note_panel(self, collection: str, rel: str) -> dict[str, Any]:
+    def note_panel(self, collection: str, rel: str) -> NotePanel:
         """What the fact panel shows for a note (Engram.note_panel)."""
         remote = None
         if self._serves_collection(collection):
-            remote = _call("GET", "/v1/notes/metadata", dict, params={"path": rel})
+            remote = _call(
+                "GET", "/v1/notes/metadata", wire.note_panel_from_json, params={"path": rel}
+            )
         return self._run("note_panel", remote, lambda e: e.note_panel(collection, rel))
 
     # -- the raw ledger and reflections -----------------------------------------------------

@@ -22,7 +22,7 @@ from engram.service.live import LiveService
 from engram.service.memory import MemoryService
 from engram.service.memory_recall import RecallService
 from engram.service.memory_write import FactWriter
-from engram.service.model_health import ModelHealthService
+from engram.service.model_health import ModelHealthService, ModelState
 from engram.service.notes import DEFAULT_SECTION, NoteWriter
 from engram.service.notes_base import NoteAccess
 from engram.service.notes_move import NoteMover
@@ -30,9 +30,9 @@ from engram.service.panel import PanelService
 from engram.service.rebuild import RebuildService
 from engram.service.reflect import ReflectService
 from engram.service.retrieval import DEFAULT_MAX_BYTES, RetrievalService
-from engram.service.semantic import SemanticService
+from engram.service.semantic import EmbeddingState, SemanticService
 from engram.service.sync import SyncService
-from engram.service.upkeep import UpkeepService
+from engram.service.upkeep import CleanupReport, Status, UpkeepService
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     )
     from engram.index import embed as embedding
     from engram.index import indexer
+    from engram.index.languages import LanguageReport
     from engram.memory import wake as wk
     from engram.memory.archive import Move
     from engram.memory.ledger_raw import AppendResult
@@ -71,14 +72,16 @@ if TYPE_CHECKING:
     from engram.search.results import Document, SearchResult
     from engram.search.vector import VectorHit
     from engram.secrets import KeyringLike
-    from engram.service.collections import ContextEntry
+    from engram.service.collections import CollectionInfo, ContextEntry
     from engram.service.core import Check
     from engram.service.deep import DeepSearchResult
     from engram.service.graph_files import ColourPlan, GraphExport, TypedNeighborhood
     from engram.service.hybrid import QueryRun
     from engram.service.memory import VaultCtx
+    from engram.service.panel import NotePanel
     from engram.service.rebuild import Progress, RebuildReport
     from engram.service.reflect import ReflectResult
+    from engram.service.sync import SyncCheck, SyncStatus
     from engram.store.filters import Filters
     from engram.store.search import FtsHit
     from engram.sync.client import Backoff
@@ -301,7 +304,7 @@ class Engram(Core):
         """Notes closest in meaning to a note (the mean of its passage vectors); no model call."""
         return self._semantic.related_notes(collection, path, n)
 
-    def embedding_state(self) -> dict[str, Any]:
+    def embedding_state(self) -> EmbeddingState:
         """Which model the stored vectors belong to, and how much is embedded."""
         return self._semantic.embedding_state()
 
@@ -581,15 +584,15 @@ class Engram(Core):
         name: str | None = None,
         mask: str | None = None,
         ignore: tuple[str, ...] = (),
-    ) -> dict[str, Any]:
+    ) -> CollectionInfo:
         """Register a folder as a collection (not yet indexed: call update)."""
         return self._collections.collection_add(path, name, mask, ignore)
 
-    def collection_list(self) -> list[dict[str, Any]]:
+    def collection_list(self) -> list[CollectionInfo]:
         """Every collection with its document count."""
         return self._collections.collection_list()
 
-    def collection_show(self, name: str) -> dict[str, Any]:
+    def collection_show(self, name: str) -> CollectionInfo:
         """One collection's settings, contexts and counts."""
         return self._collections.collection_show(name)
 
@@ -692,7 +695,7 @@ class Engram(Core):
         """Push the outbox and pull Convex's changes now (blocking)."""
         return self._sync.sync_now(vault, push, pull)
 
-    def sync_status(self, vault: str | None = None) -> dict[str, Any]:
+    def sync_status(self, vault: str | None = None) -> SyncStatus:
         """Configured?, pending ops, parked errors, conflicts, last sync and last error."""
         return self._sync.sync_status(vault)
 
@@ -700,7 +703,7 @@ class Engram(Core):
         """How many ops wait to be sent (0 when sync is not configured)."""
         return self._sync.sync_pending(vault)
 
-    def sync_check(self, vault: str | None = None) -> dict[str, Any]:
+    def sync_check(self, vault: str | None = None) -> SyncCheck:
         """Compare every fact note with Convex, changing nothing."""
         return self._sync.sync_check(vault)
 
@@ -710,7 +713,7 @@ class Engram(Core):
 
     # -- the note panel (service/panel.py) and deep search (service/deep.py) ----------------
 
-    def note_panel(self, collection: str, rel: str) -> dict[str, Any]:
+    def note_panel(self, collection: str, rel: str) -> NotePanel:
         """What the fact panel shows for a note (properties, fact, backlinks, related, coverage)."""
         return self._panel.note_panel(collection, rel)
 
@@ -837,7 +840,7 @@ class Engram(Core):
         """What `engram query` would run now: "on ..." or "off (why)" per stage."""
         return self._model_health.query_stages()
 
-    def model_status(self) -> dict[str, dict[str, Any]]:
+    def model_status(self) -> dict[str, ModelState]:
         """Each role's model for the status bar: spec, id and loaded / available / missing."""
         return self._model_health.model_status()
 
@@ -847,15 +850,15 @@ class Engram(Core):
 
     # -- status, doctor, cleanup and the benchmark (service/upkeep.py) ---------------------
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> Status:
         """What is indexed, where, and how fresh."""
         return self._upkeep.status()
 
-    def language_report(self) -> dict[str, Any]:
+    def language_report(self) -> LanguageReport:
         """Notes per language, and advice when the embedder does not serve a meaningful share."""
         return self._upkeep.language_report()
 
-    def cleanup(self) -> dict[str, int]:
+    def cleanup(self) -> CleanupReport:
         """Drop documents of removed collections and orphaned texts, then compact the file."""
         return self._upkeep.cleanup()
 

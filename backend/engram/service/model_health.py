@@ -7,8 +7,9 @@ model (the reranker also scores one short pair) and reports the stages that will
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from engram.errors import UnavailableError
 from engram.models.protocols import ModelError
@@ -20,6 +21,7 @@ from engram.store import documents as docs
 if TYPE_CHECKING:
     from engram.models.protocols import Embedder, Generator, Reranker
     from engram.service.core import Core
+    from engram.service.semantic import EmbeddingState
 
 # query stage -> the model role it needs, and what the model is called in messages
 STAGE_ROLES = {"expansion": ("generate", "generator"), "rerank": ("rerank", "reranker")}
@@ -33,7 +35,16 @@ class Models(Protocol):
     def embedder(self) -> Embedder: ...
     def reranker(self) -> Reranker: ...
     def generator(self) -> Generator: ...
-    def embedding_state(self) -> dict[str, Any]: ...
+    def embedding_state(self) -> EmbeddingState: ...
+
+
+@dataclass(frozen=True)
+class ModelState:
+    """One role's model for the status bar (JSON: service/wire.py)."""
+
+    id: str  # the loaded model's id, else its file's stem, else its spec ("" unconfigured)
+    state: str  # "loaded", "available" or "missing"
+    spec: str | None  # None: not configured
 
 
 class ModelHealthService:
@@ -105,22 +116,21 @@ class ModelHealthService:
             return f"off ({name} model unavailable: {exc})"
         return "on (loads on first query)"
 
-    def model_status(self) -> dict[str, dict[str, Any]]:
+    def model_status(self) -> dict[str, ModelState]:
         """Each role's model for the status bar: spec, id and loaded / available / missing."""
-        out: dict[str, dict[str, Any]] = {}
+        out: dict[str, ModelState] = {}
         for role in ROLES:
             spec = self._models.model_spec(role)
             loaded = self._loaded(role)
             if loaded is not None:
-                out[role] = {"id": loaded.model_id, "state": "loaded", "spec": spec}
+                out[role] = ModelState(loaded.model_id, "loaded", spec)
             elif spec is None:
-                out[role] = {"id": "", "state": "missing", "spec": None}  # not configured
+                out[role] = ModelState("", "missing", None)  # not configured
             else:
                 try:
-                    path = self._models.model_path(role)
-                    out[role] = {"id": path.stem, "state": "available", "spec": spec}
+                    out[role] = ModelState(self._models.model_path(role).stem, "available", spec)
                 except UnavailableError:
-                    out[role] = {"id": spec, "state": "missing", "spec": spec}
+                    out[role] = ModelState(spec, "missing", spec)
         return out
 
     def model_checks(self) -> list[Check]:
@@ -190,15 +200,15 @@ class ModelHealthService:
 
     def _coverage_check(self) -> Check:
         state = self._models.embedding_state()
-        pending = state["chunks"] - state["embedded"]
+        pending = state.chunks - state.embedded
         total = admin.totals(self._core.db.conn)["documents"]
-        unchunked = total - state["documentsChunked"]
-        ok = pending == 0 and unchunked == 0 and state["queued"] == 0
+        unchunked = total - state.documents_chunked
+        ok = pending == 0 and unchunked == 0 and state.queued == 0
         return Check(
             "embeddings",
             "ok" if ok else "warn",
-            f"{state['embedded']}/{state['chunks']} chunks embedded with "
-            f"{state['model'] or 'no model'}; {unchunked} documents not chunked",
+            f"{state.embedded}/{state.chunks} chunks embedded with "
+            f"{state.model or 'no model'}; {unchunked} documents not chunked",
             None if ok else "engram embed",
         )
 

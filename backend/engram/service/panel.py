@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +22,47 @@ MAX_BACKLINKS = 200
 RELATED = 5
 
 
+@dataclass(frozen=True)
+class PanelBacklink:
+    """A link to the note: where it is written, and that line's text."""
+
+    path: str | None
+    title: str | None
+    line: int
+    context: str
+
+
+@dataclass(frozen=True)
+class RelatedNote:
+    """A note near this one by meaning."""
+
+    path: str
+    title: str
+    score: float
+
+
+@dataclass(frozen=True)
+class NotePanel:
+    """What the fact panel shows for a note (JSON: service/wire.py)."""
+
+    path: str
+    collection: str
+    docid: str | None  # None: the note is not indexed
+    title: str
+    frontmatter: dict[str, Any]
+    fact: Fact | None  # the fact the note holds, in a vault
+    backlinks: tuple[PanelBacklink, ...]
+    related: tuple[RelatedNote, ...]
+    indexed_at: str | None
+    chunks: int
+    embedded: bool
+
+    @property
+    def indexed(self) -> bool:
+        """Whether the index holds the note."""
+        return self.docid is not None
+
+
 class PanelService:
     """note_panel: over the index `core`, with the fact a note holds (`fact_get`) and the
     notes nearest it by meaning (`related_notes`)."""
@@ -35,7 +77,7 @@ class PanelService:
         self._fact_get = fact_get
         self._related_notes = related_notes
 
-    def note_panel(self, collection: str, rel: str) -> dict[str, Any]:
+    def note_panel(self, collection: str, rel: str) -> NotePanel:
         """What the fact panel shows for a note: properties, the fact it holds, backlinks with
         context, related notes by meaning, and index coverage."""
         from engram.graph import links
@@ -57,39 +99,32 @@ class PanelService:
             and len(vector_store.embedded_hashes(conn, [c.text_hash for c in chunks]))
             == len({c.text_hash for c in chunks})
         )
-        return {
-            "path": rel,
-            "collection": collection,
-            "docid": row["hash"][:6] if row is not None else None,
-            "title": row["title"] if row is not None else PurePosixPath(rel).stem,
-            "frontmatter": fm,
-            "fact": self._fact_in(collection, rel),
-            "backlinks": [
-                {"path": b.path, "title": b.title, "line": b.line, "context": b.context}
-                for b in links.backlinks(conn, int(row["id"]))[:MAX_BACKLINKS]
-            ]
-            if row is not None
-            else [],
-            "related": self._related(collection, rel) if row is not None else [],
-            "coverage": {
-                "indexed": row is not None,
-                "indexedAt": row["indexed_at"] if row is not None else None,
-                "chunks": len(chunks),
-                "embedded": embedded,
-            },
-        }
+        backlinks = links.backlinks(conn, int(row["id"]))[:MAX_BACKLINKS] if row is not None else []
+        return NotePanel(
+            path=rel,
+            collection=collection,
+            docid=row["hash"][:6] if row is not None else None,
+            title=row["title"] if row is not None else PurePosixPath(rel).stem,
+            frontmatter=fm,
+            fact=self._fact_in(collection, rel),
+            backlinks=tuple(PanelBacklink(b.path, b.title, b.line, b.context) for b in backlinks),
+            related=self._related(collection, rel) if row is not None else (),
+            indexed_at=row["indexed_at"] if row is not None else None,
+            chunks=len(chunks),
+            embedded=embedded,
+        )
 
-    def _fact_in(self, collection: str, rel: str) -> dict[str, Any] | None:
+    def _fact_in(self, collection: str, rel: str) -> Fact | None:
         if self._core.settings.vault(collection) is None:
             return None
         try:
-            return self._fact_get(rel, collection).to_dict()
+            return self._fact_get(rel, collection)
         except NotFoundError:
             return None
 
-    def _related(self, collection: str, rel: str) -> list[dict[str, Any]]:
+    def _related(self, collection: str, rel: str) -> tuple[RelatedNote, ...]:
         try:
             found = self._related_notes(collection, rel, RELATED)
         except (UnavailableError, EngramError):
-            return []
-        return [{"path": r.path, "title": r.title, "score": round(r.score, 4)} for r in found]
+            return ()
+        return tuple(RelatedNote(r.path, r.title, r.score) for r in found)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +27,20 @@ if TYPE_CHECKING:  # numpy, the chunker and the parser load only when vectors ar
     from engram.service.retrieval import RetrievalService
 
 ROLES = ("embed", "rerank", "generate")
+
+
+@dataclass(frozen=True)
+class EmbeddingState:
+    """Which model the stored vectors belong to, and how much is embedded (JSON: wire.py)."""
+
+    model: str | None  # the model the stored vectors were made by, None before any
+    dim: str | None  # their dimension, as the index records it
+    configured: str | None  # the embed model the settings name
+    chunks: int
+    embedded: int  # chunks with a vector
+    documents_chunked: int
+    queued: int  # texts waiting for a vector
+    documents_not_embedded: int  # not chunked yet, or a passage without a vector
 
 
 class SemanticService:
@@ -286,16 +300,20 @@ class SemanticService:
             if int(h.doc[0]) != int(row["id"])
         ][:n]
 
-    def embedding_state(self) -> dict[str, Any]:
+    def embedding_state(self) -> EmbeddingState:
         """Which model the stored vectors belong to, and how much is embedded."""
         conn = self._core.db.conn
-        state: dict[str, Any] = {
-            "model": docs.get_meta(conn, "embed_model"),
-            "dim": docs.get_meta(conn, "embed_dim"),
-            "configured": self._core.settings.embed_model,
-        }
-        state.update(vectors.coverage(conn))
-        return state
+        c = vectors.coverage(conn)
+        return EmbeddingState(
+            model=docs.get_meta(conn, "embed_model"),
+            dim=docs.get_meta(conn, "embed_dim"),
+            configured=self._core.settings.embed_model,
+            chunks=c["chunks"],
+            embedded=c["embedded"],
+            documents_chunked=c["documentsChunked"],
+            queued=c["queued"],
+            documents_not_embedded=c["documentsNotEmbedded"],
+        )
 
     def require_vectors(self) -> None:
         if not self._core.db.vec_available:

@@ -10,6 +10,7 @@ import asyncio
 import functools
 import socket
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +34,70 @@ if TYPE_CHECKING:
 SERVICE = "engram-convex"
 NOT_CONFIGURED = "sync is not configured: run engram sync init --url URL (docs/convex.md)"
 FUNCTIONS = Path(__file__).resolve().parents[3] / "convex"
+
+
+@dataclass(frozen=True)
+class ParkedOp:
+    """An op Convex refused: it waits until the fact is fixed."""
+
+    fact_id: str
+    kind: str
+    error: str | None
+
+
+@dataclass(frozen=True)
+class SyncConflict:
+    """A conflict copy sync wrote: the note it copies and the fields that differed."""
+
+    fact_id: str
+    path: str
+    copy: str
+    fields: tuple[str, ...]
+    at: str
+
+
+@dataclass(frozen=True)
+class SyncStatus:
+    """A vault's sync state (JSON: service/wire.py). Not configured: `reason` says why, and
+    the fields after it are empty."""
+
+    configured: bool
+    state: str  # off, idle, error (the daemon adds syncing)
+    pending: int
+    last_sync: str | None
+    reason: str | None = None
+    vault: str | None = None
+    url: str | None = None
+    device: str | None = None
+    interval: int | None = None
+    parked: tuple[ParkedOp, ...] = ()
+    conflicts: tuple[SyncConflict, ...] = ()
+    last_error: str | None = None
+    cursor: str | None = None
+
+
+@dataclass(frozen=True)
+class SyncCheck:
+    """Every fact note compared with Convex (JSON: service/wire.py); lists hold fact ids."""
+
+    same: int
+    differ: tuple[str, ...]
+    only_here: tuple[str, ...]
+    only_in_convex: tuple[str, ...]
+    deleted_in_convex_live_here: tuple[str, ...]
+    pending: int  # ops waiting in the outbox
+    tombstones: int  # facts deleted in Convex
+
+    @property
+    def in_step(self) -> bool:
+        """Nothing differs and nothing waits."""
+        return not (
+            self.differ
+            or self.only_in_convex
+            or self.only_here
+            or self.deleted_in_convex_live_here
+            or self.pending
+        )
 
 
 async def _inline(fn: Callable[[], Any]) -> Any:
@@ -131,7 +196,7 @@ class SyncService:
         """Push the outbox and pull Convex's changes now (blocking)."""
         return asyncio.run(self.sync_engine(vault).run(push=push, pull=pull))
 
-    def sync_status(self, vault: str | None = None) -> dict[str, Any]:
+    def sync_status(self, vault: str | None = None) -> SyncStatus:
         """Configured?, pending ops, parked errors, conflicts, last sync and last error."""
         try:
             found = self._sync_setup(vault)
@@ -140,35 +205,31 @@ class SyncService:
         else:
             reason = NOT_CONFIGURED
         if found is None:
-            return {
-                "configured": False,
-                "state": "off",
-                "pending": 0,
-                "lastSync": None,
-                "reason": reason,
-            }
+            return SyncStatus(False, "off", 0, None, reason)
         v, s = found
         conn = self._core.db.conn
         meta = sync_store.meta(conn, v.name)
-        return {
-            "configured": True,
-            "state": "error" if meta["last_error"] else "idle",
-            "vault": v.name,
-            "url": s.url,
-            "device": s.device,
-            "interval": s.interval,
-            "pending": sync_store.count_pending(conn, v.name),
-            "parked": [
-                {"factId": op.fact_id, "kind": op.kind, "error": op.last_error}
+        return SyncStatus(
+            configured=True,
+            state="error" if meta["last_error"] else "idle",
+            pending=sync_store.count_pending(conn, v.name),
+            last_sync=meta["last_sync"],
+            vault=v.name,
+            url=s.url,
+            device=s.device,
+            interval=s.interval,
+            parked=tuple(
+                ParkedOp(op.fact_id, op.kind, op.last_error)
                 for op in sync_store.parked(conn, v.name)
-            ],
-            "conflicts": [
-                c for c in sync_store.conflicts(conn, v.name) if v.notes.exists(c["copy"])
-            ],
-            "lastSync": meta["last_sync"],
-            "lastError": meta["last_error"],
-            "cursor": meta["cursor"],
-        }
+            ),
+            conflicts=tuple(
+                SyncConflict(c["factId"], c["path"], c["copy"], tuple(c["fields"]), c["at"])
+                for c in sync_store.conflicts(conn, v.name)
+                if v.notes.exists(c["copy"])
+            ),
+            last_error=meta["last_error"],
+            cursor=meta["cursor"],
+        )
 
     def sync_pending(self, vault: str | None = None) -> int:
         """How many ops wait to be sent (0 when sync is not configured)."""
@@ -178,7 +239,7 @@ class SyncService:
             return 0
         return 0 if found is None else sync_store.count_pending(self._core.db.conn, found[0].name)
 
-    def sync_check(self, vault: str | None = None) -> dict[str, Any]:
+    def sync_check(self, vault: str | None = None) -> SyncCheck:
         """Compare every fact note with Convex, changing nothing: which agree, which differ,
         which exist on one side only. In step when nothing differs and nothing waits."""
         v, s = self._require_sync(vault)
@@ -221,16 +282,15 @@ class SyncService:
                 same.append(fid)
         only_here = sorted(set(local) - {str(d.get("externalId")) for d in remote})
         pending = sync_store.count_pending(conn, v.name)
-        return {
-            "inStep": not (differ or only_remote or only_here or live_here or pending),
-            "same": len(same),
-            "differ": differ,
-            "onlyHere": only_here,
-            "onlyInConvex": only_remote,
-            "deletedInConvexLiveHere": live_here,
-            "pending": pending,
-            "tombstones": sum(1 for d in remote if d.get("deletedAt") is not None),
-        }
+        return SyncCheck(
+            same=len(same),
+            differ=tuple(differ),
+            only_here=tuple(only_here),
+            only_in_convex=tuple(only_remote),
+            deleted_in_convex_live_here=tuple(live_here),
+            pending=pending,
+            tombstones=sum(1 for d in remote if d.get("deletedAt") is not None),
+        )
 
     def cloud_search(self, query: str, n: int = 10, vault: str | None = None) -> list[Any]:
         """Live facts in Convex matching `query`, best first (deep search's cloud half)."""

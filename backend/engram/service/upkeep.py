@@ -6,6 +6,7 @@ import random
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, Protocol
@@ -22,17 +23,73 @@ from engram.store.db import driver_info
 from engram.vault import journal
 
 if TYPE_CHECKING:
+    from engram.index.languages import LanguageReport
     from engram.service.core import Core
+    from engram.service.model_health import ModelState
+    from engram.service.semantic import EmbeddingState
 
 LINK_SAMPLE = 500  # notes whose links `doctor` resolves again (all with --full)
 LINKS_SHOWN = 3
 
 
+@dataclass(frozen=True)
+class IndexFile:
+    """The index file: its name, where it is, how big, last updated, migrations applied."""
+
+    name: str
+    path: str
+    bytes: int  # with its -wal and -shm files
+    last_update: str | None
+    migrations: int
+
+
+@dataclass(frozen=True)
+class CollectionCount:
+    """A configured collection and how many documents the index holds of it."""
+
+    name: str
+    path: str
+    pattern: str
+    documents: int
+
+
+@dataclass(frozen=True)
+class Status:
+    """What is indexed, where, and how fresh (`engram status`; JSON: service/wire.py)."""
+
+    version: str
+    index: IndexFile
+    config: str  # the config file
+    collections: tuple[CollectionCount, ...]
+    documents: int
+    links: int
+    tags: int  # distinct
+    contents: int  # distinct texts
+    warnings: int  # documents indexed with warnings
+    vector_available: bool
+    vector_error: str | None
+    embeddings: EmbeddingState
+    models: dict[str, ModelState]
+    query_stages: dict[str, str]
+    languages: LanguageReport
+
+
+@dataclass(frozen=True)
+class CleanupReport:
+    """What cleanup dropped and how much the index file shrank (JSON: service/wire.py)."""
+
+    documents_removed: int  # of collections no longer configured
+    contents_removed: int  # texts no document holds
+    vectors_removed: int
+    bytes_before: int
+    bytes_after: int
+
+
 class Operations(Protocol):
     """The facade's operations that status, doctor and bench report on or measure."""
 
-    def embedding_state(self) -> dict[str, Any]: ...
-    def model_status(self) -> dict[str, dict[str, Any]]: ...
+    def embedding_state(self) -> EmbeddingState: ...
+    def model_status(self) -> dict[str, ModelState]: ...
     def query_stages(self) -> dict[str, str]: ...
     def model_checks(self) -> list[Check]: ...
     def search(self, *args: Any, **kwargs: Any) -> list[SearchResult]: ...
@@ -48,49 +105,49 @@ class UpkeepService:
         self._core = core
         self._ops = ops
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> Status:
         """What is indexed, where, and how fresh."""
         conn = self._core.db.conn
         counts = admin.collection_counts(conn)
         path = self._core.settings.db_path
         size = sum(p.stat().st_size for p in path.parent.glob(path.name + "*") if p.is_file())
-        return {
-            "version": __version__,
-            "index": {
-                "name": self._core.settings.index_name,
-                "path": str(path),
-                "bytes": size,
-                "lastUpdate": docs.get_meta(conn, "last_update"),
-                "migrations": len(admin.applied_migrations(conn)),
-            },
-            "config": str(self._core.settings.config_file),
-            "collections": [
-                {
-                    "name": c.name,
-                    "path": str(c.path),
-                    "pattern": c.pattern,
-                    "documents": counts.get(c.name, (0, None))[0],
-                }
-                for c in self._core.settings.collections
-            ],
-            **admin.totals(conn),
-            "vectorSearch": {
-                "available": self._core.db.vec_available,
-                "error": self._core.db.vec_error,
-            },
-            "embeddings": self._ops.embedding_state(),
-            "models": self._ops.model_status(),
-            "queryStages": self._ops.query_stages(),
-            "languages": self.language_report(),
-        }
+        index = IndexFile(
+            self._core.settings.index_name,
+            str(path),
+            size,
+            docs.get_meta(conn, "last_update"),
+            len(admin.applied_migrations(conn)),
+        )
+        collections = tuple(
+            CollectionCount(c.name, str(c.path), c.pattern, counts.get(c.name, (0, None))[0])
+            for c in self._core.settings.collections
+        )
+        totals = admin.totals(conn)
+        return Status(
+            version=__version__,
+            index=index,
+            config=str(self._core.settings.config_file),
+            collections=collections,
+            documents=totals["documents"],
+            links=totals["links"],
+            tags=totals["tags"],
+            contents=totals["contents"],
+            warnings=totals["warnings"],
+            vector_available=self._core.db.vec_available,
+            vector_error=self._core.db.vec_error,
+            embeddings=self._ops.embedding_state(),
+            models=self._ops.model_status(),
+            query_stages=self._ops.query_stages(),
+            languages=self.language_report(),
+        )
 
-    def language_report(self) -> dict[str, Any]:
+    def language_report(self) -> LanguageReport:
         """Notes per language, and advice when the embedder does not serve a meaningful share."""
         from engram.index import languages
 
         return languages.report(self._core.db.conn, self._core.settings.embed_model)
 
-    def cleanup(self) -> dict[str, int]:
+    def cleanup(self) -> CleanupReport:
         """Drop documents of removed collections and orphaned texts, then compact the file."""
         with self._core.db.write() as conn:
             stale = docs.documents_outside(conn, [c.name for c in self._core.settings.collections])
@@ -102,13 +159,7 @@ class UpkeepService:
         before = self._core.settings.db_path.stat().st_size
         admin.vacuum(self._core.db.conn)
         after = self._core.settings.db_path.stat().st_size
-        return {
-            "documentsRemoved": removed,
-            "contentsRemoved": orphans,
-            "vectorsRemoved": freed,
-            "bytesBefore": before,
-            "bytesAfter": after,
-        }
+        return CleanupReport(removed, orphans, freed, before, after)
 
     def doctor(self, full: bool = False) -> list[Check]:
         """Check the installation, configuration and index; each problem with a fix. Stored
@@ -124,7 +175,7 @@ class UpkeepService:
             )
         )
         checks += self._ops.model_checks()
-        advice = self.language_report()["advice"]
+        advice = self.language_report().advice
         checks.append(
             Check(
                 "note languages",

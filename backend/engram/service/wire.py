@@ -6,24 +6,33 @@ thing whether the local or the daemon-backed Engram answered. Decoding then enco
 back the same JSON (tests/unit/test_wire.py): what the encoder leaves out or rounds is
 derived, never lost in between.
 
-Result types are imported inside the functions: the daemon-backed CLI path stays light.
+Result types are imported inside the functions, and `to_json` finds an encoder by the value's
+type name (ENCODERS): the daemon-backed CLI path stays light.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from engram.index.languages import LanguageReport
     from engram.memory.context import ContextItem
     from engram.memory.ledger_raw import AppendResult
     from engram.memory.model import Fact
     from engram.memory.observe import ObserveResult
     from engram.memory.results import ContextResult, RecallHit
     from engram.search.results import Document, Passage, SearchResult
+    from engram.service.collections import CollectionInfo
     from engram.service.deep import DeepHit, DeepSearchResult
     from engram.service.hybrid import QueryRun
+    from engram.service.model_health import ModelState
+    from engram.service.panel import NotePanel
     from engram.service.reflect import ReflectResult
+    from engram.service.semantic import EmbeddingState
+    from engram.service.sync import SyncCheck, SyncConflict, SyncStatus
+    from engram.service.upkeep import CleanupReport, Status
     from engram.sync.engine import SyncReport
     from engram.vault.changes import FileChange, NoteChange
 
@@ -38,6 +47,9 @@ def to_json(value: Any) -> Any:
         return document_to_json(value)
     if isinstance(value, Passage):
         return passage_to_json(value)
+    encode = ENCODERS.get(f"{type(value).__module__}.{type(value).__qualname__}")
+    if encode is not None:
+        return encode(value)
     if hasattr(value, "to_dict"):
         return value.to_dict()
     if isinstance(value, list | tuple):
@@ -337,3 +349,350 @@ def reflect_result_from_json(d: dict[str, Any]) -> ReflectResult:
     from engram.service.reflect import ReflectResult
 
     return ReflectResult(d["week"], d["path"], int(d["facts"]), bool(d["written"]))
+
+
+def model_state_to_json(m: ModelState) -> dict[str, Any]:
+    """One role's model (status, `GET /v1/status`'s `models`)."""
+    return {"id": m.id, "state": m.state, "spec": m.spec}
+
+
+def model_status_from_json(d: dict[str, Any]) -> dict[str, ModelState]:
+    """Each role's model from its JSON."""
+    from engram.service.model_health import ModelState
+
+    return {role: ModelState(m["id"], m["state"], m.get("spec")) for role, m in d.items()}
+
+
+def embedding_state_to_json(e: EmbeddingState) -> dict[str, Any]:
+    """Which model the stored vectors belong to, and how much is embedded."""
+    return {
+        "model": e.model,
+        "dim": e.dim,
+        "configured": e.configured,
+        "chunks": e.chunks,
+        "embedded": e.embedded,
+        "documentsChunked": e.documents_chunked,
+        "queued": e.queued,
+        "documentsNotEmbedded": e.documents_not_embedded,
+    }
+
+
+def embedding_state_from_json(d: dict[str, Any]) -> EmbeddingState:
+    """An EmbeddingState from its JSON."""
+    from engram.service.semantic import EmbeddingState
+
+    return EmbeddingState(
+        d.get("model"),
+        d.get("dim"),
+        d.get("configured"),
+        int(d["chunks"]),
+        int(d["embedded"]),
+        int(d["documentsChunked"]),
+        int(d["queued"]),
+        int(d["documentsNotEmbedded"]),
+    )
+
+
+def language_report_to_json(r: LanguageReport) -> dict[str, Any]:
+    """Notes per language and the advice, if any."""
+    return {
+        "languages": dict(r.languages),
+        "undetermined": r.undetermined,
+        "pending": r.pending,
+        "unserved": r.unserved,
+        "unservedShare": r.unserved_share,
+        "advice": r.advice,
+    }
+
+
+def language_report_from_json(d: dict[str, Any]) -> LanguageReport:
+    """A LanguageReport from its JSON."""
+    from engram.index.languages import LanguageReport
+
+    return LanguageReport(
+        {k: int(n) for k, n in d["languages"].items()},
+        int(d["undetermined"]),
+        int(d["pending"]),
+        int(d["unserved"]),
+        float(d["unservedShare"]),
+        d.get("advice"),
+    )
+
+
+def status_to_json(s: Status) -> dict[str, Any]:
+    """`engram status --json` (documented in docs/cli.md)."""
+    i = s.index
+    return {
+        "version": s.version,
+        "index": {
+            "name": i.name,
+            "path": i.path,
+            "bytes": i.bytes,
+            "lastUpdate": i.last_update,
+            "migrations": i.migrations,
+        },
+        "config": s.config,
+        "collections": [
+            {"name": c.name, "path": c.path, "pattern": c.pattern, "documents": c.documents}
+            for c in s.collections
+        ],
+        "documents": s.documents,
+        "links": s.links,
+        "tags": s.tags,
+        "contents": s.contents,
+        "warnings": s.warnings,
+        "vectorSearch": {"available": s.vector_available, "error": s.vector_error},
+        "embeddings": embedding_state_to_json(s.embeddings),
+        "models": {role: model_state_to_json(m) for role, m in s.models.items()},
+        "queryStages": dict(s.query_stages),
+        "languages": language_report_to_json(s.languages),
+    }
+
+
+def status_from_json(d: dict[str, Any]) -> Status:
+    """A Status from its JSON."""
+    from engram.service.upkeep import CollectionCount, IndexFile, Status
+
+    i = d["index"]
+    return Status(
+        version=d["version"],
+        index=IndexFile(
+            i["name"], i["path"], int(i["bytes"]), i.get("lastUpdate"), int(i["migrations"])
+        ),
+        config=d["config"],
+        collections=tuple(
+            CollectionCount(c["name"], c["path"], c["pattern"], int(c["documents"]))
+            for c in d["collections"]
+        ),
+        documents=int(d["documents"]),
+        links=int(d["links"]),
+        tags=int(d["tags"]),
+        contents=int(d["contents"]),
+        warnings=int(d["warnings"]),
+        vector_available=bool(d["vectorSearch"]["available"]),
+        vector_error=d["vectorSearch"].get("error"),
+        embeddings=embedding_state_from_json(d["embeddings"]),
+        models=model_status_from_json(d["models"]),
+        query_stages=dict(d["queryStages"]),
+        languages=language_report_from_json(d["languages"]),
+    )
+
+
+def collection_info_to_json(c: CollectionInfo) -> dict[str, Any]:
+    """A collection (collection list/show, ls); `contexts` only when shown."""
+    out: dict[str, Any] = {
+        "name": c.name,
+        "path": c.path,
+        "pattern": c.pattern,
+        "ignore": list(c.ignore),
+        "documents": c.documents,
+        "lastIndexed": c.last_indexed,
+    }
+    if c.contexts is not None:
+        out["contexts"] = [{"prefix": p, "text": t} for p, t in c.contexts]
+    return out
+
+
+def collection_info_from_json(d: dict[str, Any]) -> CollectionInfo:
+    """A CollectionInfo from its JSON."""
+    from engram.service.collections import CollectionInfo
+
+    contexts = d.get("contexts")
+    return CollectionInfo(
+        d["name"],
+        d["path"],
+        d["pattern"],
+        tuple(d.get("ignore") or ()),
+        int(d["documents"]),
+        d.get("lastIndexed"),
+        None if contexts is None else tuple((x["prefix"], x["text"]) for x in contexts),
+    )
+
+
+def note_panel_to_json(p: NotePanel) -> dict[str, Any]:
+    """The fact panel's view of a note (`GET /v1/notes/metadata`, docs/http-api.md)."""
+    return {
+        "path": p.path,
+        "collection": p.collection,
+        "docid": p.docid,
+        "title": p.title,
+        "frontmatter": p.frontmatter,
+        "fact": None if p.fact is None else p.fact.to_dict(),
+        "backlinks": [
+            {"path": b.path, "title": b.title, "line": b.line, "context": b.context}
+            for b in p.backlinks
+        ],
+        "related": [
+            {"path": r.path, "title": r.title, "score": round(r.score, 4)} for r in p.related
+        ],
+        "coverage": {
+            "indexed": p.indexed,
+            "indexedAt": p.indexed_at,
+            "chunks": p.chunks,
+            "embedded": p.embedded,
+        },
+    }
+
+
+def note_panel_from_json(d: dict[str, Any]) -> NotePanel:
+    """A NotePanel from its JSON (`coverage.indexed` is derived from `docid`)."""
+    from engram.service.panel import NotePanel, PanelBacklink, RelatedNote
+
+    coverage = d["coverage"]
+    return NotePanel(
+        path=d["path"],
+        collection=d["collection"],
+        docid=d.get("docid"),
+        title=d["title"],
+        frontmatter=dict(d.get("frontmatter") or {}),
+        fact=None if d.get("fact") is None else fact_from_json(d["fact"]),
+        backlinks=tuple(
+            PanelBacklink(b.get("path"), b.get("title"), int(b["line"]), b["context"])
+            for b in d.get("backlinks") or ()
+        ),
+        related=tuple(
+            RelatedNote(r["path"], r["title"], float(r["score"])) for r in d.get("related") or ()
+        ),
+        indexed_at=coverage.get("indexedAt"),
+        chunks=int(coverage["chunks"]),
+        embedded=bool(coverage["embedded"]),
+    )
+
+
+def _conflict_to_json(c: SyncConflict) -> dict[str, Any]:
+    return {
+        "factId": c.fact_id,
+        "path": c.path,
+        "copy": c.copy,
+        "fields": list(c.fields),
+        "at": c.at,
+    }
+
+
+def sync_status_to_json(s: SyncStatus) -> dict[str, Any]:
+    """`engram sync status --json`, and `GET /v1/status`'s `sync` (docs/convex.md)."""
+    if not s.configured:
+        return {
+            "configured": False,
+            "state": s.state,
+            "pending": s.pending,
+            "lastSync": s.last_sync,
+            "reason": s.reason,
+        }
+    return {
+        "configured": True,
+        "state": s.state,
+        "vault": s.vault,
+        "url": s.url,
+        "device": s.device,
+        "interval": s.interval,
+        "pending": s.pending,
+        "parked": [{"factId": p.fact_id, "kind": p.kind, "error": p.error} for p in s.parked],
+        "conflicts": [
+            {
+                "factId": c.fact_id,
+                "path": c.path,
+                "copy": c.copy,
+                "fields": list(c.fields),
+                "at": c.at,
+            }
+            for c in s.conflicts
+        ],
+        "lastSync": s.last_sync,
+        "lastError": s.last_error,
+        "cursor": s.cursor,
+    }
+
+
+def sync_status_from_json(d: dict[str, Any]) -> SyncStatus:
+    """A SyncStatus from its JSON."""
+    from engram.service.sync import ParkedOp, SyncConflict, SyncStatus
+
+    if not d["configured"]:
+        return SyncStatus(False, d["state"], int(d["pending"]), d.get("lastSync"), d.get("reason"))
+    return SyncStatus(
+        configured=True,
+        state=d["state"],
+        pending=int(d["pending"]),
+        last_sync=d.get("lastSync"),
+        vault=d.get("vault"),
+        url=d.get("url"),
+        device=d.get("device"),
+        interval=d.get("interval"),
+        parked=tuple(
+            ParkedOp(p["factId"], p["kind"], p.get("error")) for p in d.get("parked") or ()
+        ),
+        conflicts=tuple(
+            SyncConflict(c["factId"], c["path"], c["copy"], tuple(c["fields"]), c["at"])
+            for c in d.get("conflicts") or ()
+        ),
+        last_error=d.get("lastError"),
+        cursor=d.get("cursor"),
+    )
+
+
+def cleanup_report_to_json(r: CleanupReport) -> dict[str, int]:
+    """`engram cleanup --json`."""
+    return {
+        "documentsRemoved": r.documents_removed,
+        "contentsRemoved": r.contents_removed,
+        "vectorsRemoved": r.vectors_removed,
+        "bytesBefore": r.bytes_before,
+        "bytesAfter": r.bytes_after,
+    }
+
+
+def cleanup_report_from_json(d: dict[str, Any]) -> CleanupReport:
+    """A CleanupReport from its JSON."""
+    from engram.service.upkeep import CleanupReport
+
+    return CleanupReport(
+        int(d["documentsRemoved"]),
+        int(d["contentsRemoved"]),
+        int(d["vectorsRemoved"]),
+        int(d["bytesBefore"]),
+        int(d["bytesAfter"]),
+    )
+
+
+def sync_check_to_json(c: SyncCheck) -> dict[str, Any]:
+    """`engram sync check --json` (docs/convex.md)."""
+    return {
+        "inStep": c.in_step,
+        "same": c.same,
+        "differ": list(c.differ),
+        "onlyHere": list(c.only_here),
+        "onlyInConvex": list(c.only_in_convex),
+        "deletedInConvexLiveHere": list(c.deleted_in_convex_live_here),
+        "pending": c.pending,
+        "tombstones": c.tombstones,
+    }
+
+
+def sync_check_from_json(d: dict[str, Any]) -> SyncCheck:
+    """A SyncCheck from its JSON (`inStep` is derived)."""
+    from engram.service.sync import SyncCheck
+
+    return SyncCheck(
+        int(d["same"]),
+        tuple(d["differ"]),
+        tuple(d["onlyHere"]),
+        tuple(d["onlyInConvex"]),
+        tuple(d["deletedInConvexLiveHere"]),
+        int(d["pending"]),
+        int(d["tombstones"]),
+    )
+
+
+# the facade's result types encoded here, by module and name (importing them would not be light)
+ENCODERS: dict[str, Callable[[Any], Any]] = {
+    "engram.service.model_health.ModelState": model_state_to_json,
+    "engram.service.semantic.EmbeddingState": embedding_state_to_json,
+    "engram.index.languages.LanguageReport": language_report_to_json,
+    "engram.service.upkeep.Status": status_to_json,
+    "engram.service.collections.CollectionInfo": collection_info_to_json,
+    "engram.service.panel.NotePanel": note_panel_to_json,
+    "engram.service.sync.SyncStatus": sync_status_to_json,
+    "engram.service.sync.SyncCheck": sync_check_to_json,
+    "engram.service.upkeep.CleanupReport": cleanup_report_to_json,
+}

@@ -1,6 +1,7 @@
 """Append-only schema migrations, recorded by name in the `_migrations` table.
 
-An applied migration is never edited: add a new function at the end of MIGRATIONS instead.
+An applied migration is never edited (nor the SQL constant a long one keeps beside it): add a
+new function at the end of MIGRATIONS instead.
 """
 
 from __future__ import annotations
@@ -9,12 +10,7 @@ import datetime as dt
 from collections.abc import Callable
 from typing import Any
 
-
-def m001_documents(conn: Any) -> None:
-    """Documents, content by hash, full-text index, and what parsing extracts."""
-    _script(
-        conn,
-        """
+M001_SQL = """
         CREATE TABLE documents (
             id INTEGER PRIMARY KEY,
             collection TEXT NOT NULL,
@@ -87,8 +83,12 @@ def m001_documents(conn: Any) -> None:
             key TEXT PRIMARY KEY,
             value TEXT NOT NULL
         );
-        """,
-    )
+        """
+
+
+def m001_documents(conn: Any) -> None:
+    """Documents, content by hash, full-text index, and what parsing extracts."""
+    _script(conn, M001_SQL)
 
 
 def _script(conn: Any, sql: str) -> None:
@@ -220,13 +220,7 @@ def m006_drop_links_target_index(conn: Any) -> None:
     conn.execute("DROP INDEX IF EXISTS links_target")
 
 
-def m007_sync(conn: Any) -> None:
-    """Convex sync bookkeeping: what was last agreed per fact, the outbox, the pull cursor
-    and conflicts. A fact that synced, or has a write queued, queues a delete when its row
-    disappears (its note deleted), in the same transaction, whatever deleted it."""
-    _script(
-        conn,
-        """
+M007_SQL = """
         CREATE TABLE sync_state (
             fact_id TEXT PRIMARY KEY,
             vault TEXT NOT NULL,
@@ -267,11 +261,9 @@ def m007_sync(conn: Any) -> None:
             fields TEXT NOT NULL,
             at TEXT NOT NULL
         );
-        """,
-    )
-    # one statement with a `;` inside its body: not through _script's split
-    conn.execute(
         """
+# one statement with a `;` inside its body: not through _script's split
+M007_TRIGGER = """
         CREATE TRIGGER sync_fact_deleted AFTER DELETE ON facts
         WHEN EXISTS (SELECT 1 FROM sync_state s WHERE s.fact_id = OLD.id AND s.deleted = 0)
           OR EXISTS (SELECT 1 FROM sync_outbox o WHERE o.fact_id = OLD.id AND o.parked = 0)
@@ -284,7 +276,14 @@ def m007_sync(conn: Any) -> None:
             LIMIT 1;
         END
         """
-    )
+
+
+def m007_sync(conn: Any) -> None:
+    """Convex sync bookkeeping: what was last agreed per fact, the outbox, the pull cursor
+    and conflicts. A fact that synced, or has a write queued, queues a delete when its row
+    disappears (its note deleted), in the same transaction, whatever deleted it."""
+    _script(conn, M007_SQL)
+    conn.execute(M007_TRIGGER)
 
 
 def m008_fact_written(conn: Any) -> None:
