@@ -30,9 +30,9 @@ from engram.service.panel import PanelService
 from engram.service.rebuild import RebuildService
 from engram.service.reflect import ReflectService
 from engram.service.retrieval import DEFAULT_MAX_BYTES, RetrievalService
-from engram.service.semantic import EmbeddingState, SemanticService
+from engram.service.semantic import EmbeddingState, ModelsList, SemanticService
 from engram.service.sync import SyncService
-from engram.service.upkeep import CleanupReport, Status, UpkeepService
+from engram.service.upkeep import BenchReport, CleanupReport, Status, UpkeepService
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
@@ -67,12 +67,12 @@ if TYPE_CHECKING:
         VaultInfo,
         WakeResult,
     )
-    from engram.models.protocols import Embedder, Generator, Reranker
+    from engram.models.protocols import Embedder, Generator, GGUFInfo, Reranker
     from engram.search.query import ParsedQuery
     from engram.search.results import Document, SearchResult
     from engram.search.vector import VectorHit
     from engram.secrets import KeyringLike
-    from engram.service.collections import CollectionInfo, ContextEntry
+    from engram.service.collections import CollectionInfo, ContextEntry, Listing
     from engram.service.core import Check
     from engram.service.deep import DeepSearchResult
     from engram.service.graph_files import ColourPlan, GraphExport, TypedNeighborhood
@@ -81,7 +81,7 @@ if TYPE_CHECKING:
     from engram.service.panel import NotePanel
     from engram.service.rebuild import Progress, RebuildReport
     from engram.service.reflect import ReflectResult
-    from engram.service.sync import SyncCheck, SyncStatus
+    from engram.service.sync import SyncCheck, SyncSetup, SyncStatus
     from engram.store.filters import Filters
     from engram.store.search import FtsHit
     from engram.sync.client import Backoff
@@ -238,17 +238,17 @@ class Engram(Core):
         """The local file of a role's model, or UnavailableError saying how to get it."""
         return self._semantic.model_path(role)
 
-    def models_list(self) -> dict[str, Any]:
+    def models_list(self) -> ModelsList:
         """Each role's configured model and whether it is on disk, plus every cached model."""
         return self._semantic.models_list()
 
     def models_pull(
         self, spec: str | None = None, progress: Callable[[str], None] | None = None
-    ) -> dict[str, Any]:
+    ) -> GGUFInfo:
         """Download (and convert) a model: a spec, or the embedding model by default."""
         return self._semantic.models_pull(spec, progress)
 
-    def models_info(self, spec: str) -> dict[str, Any]:
+    def models_info(self, spec: str) -> GGUFInfo:
         """What a GGUF says about itself (a path, a spec, or a role name)."""
         return self._semantic.models_info(spec)
 
@@ -604,7 +604,7 @@ class Engram(Core):
         """Rename a collection in the config and the index."""
         self._collections.collection_rename(old, new)
 
-    def ls(self, target: str | None = None) -> list[dict[str, Any]]:
+    def ls(self, target: str | None = None) -> Listing:
         """Collections, or the indexed files under `collection[/path]`."""
         return self._collections.ls(target)
 
@@ -677,7 +677,7 @@ class Engram(Core):
         interval: int | None = None,
         vault: str | None = None,
         check: bool = True,
-    ) -> dict[str, Any]:
+    ) -> SyncSetup:
         """Point a vault at a Convex deployment and keep its credentials (checked first)."""
         return self._sync.sync_init(url, token, auth, device, interval, vault, check)
 
@@ -881,7 +881,7 @@ class Engram(Core):
         snippets: bool = False,
         expand: bool = True,
         rerank: bool = True,
-    ) -> dict[str, Any]:
+    ) -> BenchReport:
         """Run BEIR-format queries; report nDCG@10, Recall@10/100, MRR@10 and latency."""
         return self._upkeep.bench(
             queries, qrels, mode, n, collections, run_out, snippets, expand, rerank
