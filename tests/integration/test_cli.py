@@ -62,6 +62,51 @@ def test_help_is_fast_and_lists_commands() -> None:
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
 
 
+# What `engram search` must not load: the models, the graph, parsing, the HTTP stack, and the
+# facade parts no keyword search reaches (each is built, and its module imported, on first use).
+NOT_FOR_SEARCH = (
+    "numpy",
+    "llama_cpp",
+    "networkx",
+    "igraph",
+    "markdown_it",
+    "aiohttp",
+    "http.client",
+    "engram.index.indexer",
+    "engram.service.semantic",
+    "engram.service.hybrid",
+    "engram.service.graph",
+    "engram.service.memory",
+    "engram.service.memory_write",
+    "engram.service.ledger",
+    "engram.service.reflect",
+    "engram.service.sync",
+    "engram.service.notes",
+    "engram.service.upkeep",
+)
+
+
+def test_search_loads_only_what_it_uses(cli_env: dict[str, str]) -> None:
+    code = (
+        "import sys\n"
+        "from engram.cli.main import main\n"
+        "code = main(['search', 'pricing'])\n"
+        "print('\\n'.join(sorted(sys.modules)), file=sys.stderr)\n"
+        "sys.exit(code)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**os.environ, **cli_env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0 and "Pricing" in proc.stdout, proc.stderr
+    loaded = set(proc.stderr.split())
+    assert "engram.service.retrieval" in loaded  # the check looks at the right process
+    assert sorted(loaded.intersection(NOT_FOR_SEARCH)) == []
+
+
 def test_search_formats_parse(cli_env: dict[str, str]) -> None:
     rows = json.loads(run(cli_env, "search", "pricing", "--json").stdout)
     assert rows[0]["path"] == "Projects/Pricing.md"

@@ -14,6 +14,7 @@ from jsonschema import Draft202012Validator
 
 from engram.config import Settings, Vault
 from engram.errors import InvalidInputError
+from engram.index.languages import LanguageReport
 from engram.mcp_server.app import TOOLS, call
 from engram.mcp_server.gateway import Gateway, Options
 from engram.mcp_server.output import (
@@ -24,6 +25,8 @@ from engram.mcp_server.output import (
 )
 from engram.mcp_server.schema import check_arguments
 from engram.service.daemon import DaemonEngram, DaemonUnreachable
+from engram.service.semantic import EmbeddingState
+from engram.service.upkeep import IndexFile, Status
 
 
 def results(n: int, snippet: str = "a short snippet") -> dict[str, Any]:
@@ -239,11 +242,24 @@ class FakeEngram:
     def vault_name(self, vault: str | None) -> str:
         return "notes"
 
-    def status(self) -> dict[str, Any]:
-        return {"documents": 3}
-
-    def model_status(self) -> dict[str, Any]:
-        return {}
+    def status(self) -> Status:
+        return Status(
+            "0",
+            IndexFile("index", "index.sqlite", 0, None, 0),
+            "config.yml",
+            (),
+            documents=3,
+            links=0,
+            tags=0,
+            contents=3,
+            warnings=0,
+            vector_available=False,
+            vector_error=None,
+            embeddings=EmbeddingState(None, None, None, 0, 0, 0, 0, 0),
+            models={},
+            query_stages={},
+            languages=LanguageReport({}, 0, 0, 0, 0.0, None),
+        )
 
     def deep_search(self, query: str, n: int, vault: str | None) -> Local:
         return Local({"query": query, "sources": ["local"], "notes": ["in-process"], "results": []})
@@ -255,7 +271,7 @@ class FakeEngram:
 class BrokenEngram(FakeEngram):
     """A facade with a bug."""
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> Status:
         raise ValueError("boom")
 
 

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -12,15 +15,17 @@ from engram.index.languages import LanguageReport
 from engram.memory.ledger_raw import AppendResult, Placed
 from engram.memory.model import Fact
 from engram.memory.observe import ObserveResult
+from engram.models.protocols import GGUFInfo, Prompts
 from engram.search.results import Document, Passage, SearchResult
 from engram.service import wire
-from engram.service.collections import CollectionInfo
+from engram.service.collections import CollectionInfo, ListedFile, Listing
+from engram.service.daemon import ServedStatus
 from engram.service.model_health import ModelState
 from engram.service.panel import NotePanel, PanelBacklink, RelatedNote
 from engram.service.reflect import ReflectResult
-from engram.service.semantic import EmbeddingState
-from engram.service.sync import ParkedOp, SyncCheck, SyncConflict, SyncStatus
-from engram.service.upkeep import CleanupReport, CollectionCount, IndexFile, Status
+from engram.service.semantic import BuiltInModel, CachedModel, EmbeddingState, ModelsList, RoleModel
+from engram.service.sync import ParkedOp, SyncCheck, SyncConflict, SyncSetup, SyncStatus
+from engram.service.upkeep import BenchReport, CleanupReport, CollectionCount, IndexFile, Status
 
 text = st.text(max_size=40)
 maybe = st.none() | text
@@ -245,3 +250,107 @@ def test_a_sync_check_survives_the_wire(value: SyncCheck) -> None:
     data = over_the_wire(value)
     assert wire.sync_check_from_json(data) == value  # type: ignore[arg-type]
     assert wire.to_json(wire.sync_check_from_json(data)) == data  # type: ignore[arg-type]
+
+
+def check_round_trip(value: object, decode: Callable[[Any], object]) -> None:
+    """Decoding the JSON gives the value back, and encoding that gives the same JSON."""
+    data = over_the_wire(value)
+    assert decode(data) == value
+    assert wire.to_json(decode(data)) == data
+
+
+@st.composite
+def role_model(draw: st.DrawFn, role: str) -> RoleModel:
+    spec = draw(maybe)
+    if spec is None:  # not configured: no file, no error
+        return RoleModel(role, None)
+    found = draw(st.booleans())
+    return RoleModel(role, spec, draw(text) if found else None, None if found else draw(text))
+
+
+models_list = st.builds(
+    ModelsList,
+    st.lists(st.sampled_from(["embed", "rerank", "generate"]), unique=True).flatmap(
+        lambda roles: st.tuples(*(role_model(r) for r in roles))
+    ),
+    st.lists(st.builds(BuiltInModel, text, text, text, st.booleans(), counts), max_size=2).map(
+        tuple
+    ),
+    st.lists(st.builds(CachedModel, text, counts), max_size=2).map(tuple),
+    text,
+)
+
+
+@given(models_list)
+def test_a_models_list_survives_the_wire(value: ModelsList) -> None:
+    check_round_trip(value, wire.models_list_from_json)
+
+
+name = st.text("abcxyz-_.0123456789", min_size=1, max_size=12).filter(
+    lambda n: n not in {".", ".."}
+)
+gguf_info = st.builds(
+    GGUFInfo,
+    path=st.lists(name, min_size=1, max_size=3).map(lambda parts: Path("/", *parts)),
+    size_bytes=counts,
+    sha256=st.text("0123456789abcdef", min_size=64, max_size=64),
+    architecture=text,
+    name=text,
+    file_type=text,
+    context_length=counts,
+    max_seq_length=counts,
+    embedding_length=counts,
+    block_count=counts,
+    pooling=text,
+    tokenizer=text,
+    vocab_size=counts,
+    n_tensors=counts,
+    classifier_labels=st.lists(text, max_size=2).map(tuple),
+    has_chat_template=st.booleans(),
+    prompts=st.builds(Prompts, text, text),
+)
+
+
+@given(gguf_info)
+def test_a_gguf_info_survives_the_wire(value: GGUFInfo) -> None:
+    check_round_trip(value, wire.gguf_info_from_json)
+    assert over_the_wire(value)["modelId"] == value.model_id  # type: ignore[index]
+
+
+listed_file = st.builds(ListedFile, text, text, text, text, counts, maybe, text)
+listing = st.builds(Listing, st.lists(collection, max_size=2).map(tuple)) | st.builds(
+    Listing, files=st.lists(listed_file, max_size=3).map(tuple)
+)
+
+
+@given(listing)
+def test_a_listing_survives_the_wire(value: Listing) -> None:
+    check_round_trip(value, wire.listing_from_json)
+
+
+@given(st.builds(SyncSetup, text, text, text, st.integers(1, 3600), text, st.booleans(), maybe))
+def test_a_sync_setup_survives_the_wire(value: SyncSetup) -> None:
+    check_round_trip(value, wire.sync_setup_from_json)
+
+
+@given(
+    st.builds(
+        BenchReport, text, score, score, score, score, counts, st.floats(0, 1e5), st.floats(0, 1e5)
+    )
+)
+def test_a_bench_report_survives_the_wire(value: BenchReport) -> None:
+    check_round_trip(value, wire.bench_report_from_json)
+
+
+daemon_document = st.dictionaries(
+    text.filter(lambda k: k != "servedBy"), text | counts | st.none(), max_size=3
+)
+served = st.builds(ServedStatus, status=status) | st.builds(
+    ServedStatus, st.integers(1, 10**6), st.integers(1, 65535), daemon_document
+)
+
+
+@given(served)
+def test_a_served_status_survives_the_wire(value: ServedStatus) -> None:
+    check_round_trip(value, wire.served_status_from_json)
+    assert over_the_wire(value)["servedBy"]["daemon"] is (value.status is None)  # type: ignore[index]

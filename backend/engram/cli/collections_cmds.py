@@ -121,15 +121,16 @@ def collection_rename(state: State, old: str, new: str) -> None:
 @pass_state
 def ls(state: State, target: str | None, as_json: bool) -> None:
     """List collections, or the indexed files under COLLECTION[/PATH]."""
-    rows = state.engram.ls(target)
+    listing = state.engram.ls(target)
     if as_json:
-        echo_json(rows)
-    elif not target:
-        for c in rows:
-            say(f"{c['name']}/\t{c['documents']} docs\t{c['path']}")
-    else:
-        for r in rows:
-            say(f"#{r['docid']}  {r['collection']}/{r['path']}\t{r['title']}")
+        from engram.service import wire
+
+        echo_json(wire.to_json(listing))
+        return
+    for c in listing.collections:
+        say(f"{c.name}/\t{c.documents} docs\t{c.path}")
+    for f in listing.files:
+        say(f"#{f.docid}  {f.collection}/{f.path}\t{f.title}")
 
 
 @cli.group()

@@ -268,11 +268,13 @@ def bench(
         queries, qrels, mode, limit, collections, run_out, snippets, not no_expand, not no_rerank
     )
     if as_json:
-        echo_json(report)
+        from engram.service import wire
+
+        echo_json(wire.to_json(report))
         return
     say(
-        f"mode={report['mode']} queries={report['queries']}  "
-        f"nDCG@10={report['ndcg@10']:.4f}  Recall@10={report['recall@10']:.4f}  "
-        f"Recall@100={report['recall@100']:.4f}  MRR@10={report['mrr@10']:.4f}  "
-        f"p50={report['p50_ms']:.1f}ms  p95={report['p95_ms']:.1f}ms"
+        f"mode={report.mode} queries={report.queries}  "
+        f"nDCG@10={report.ndcg_at_10:.4f}  Recall@10={report.recall_at_10:.4f}  "
+        f"Recall@100={report.recall_at_100:.4f}  MRR@10={report.mrr_at_10:.4f}  "
+        f"p50={report.p50_ms:.1f}ms  p95={report.p95_ms:.1f}ms"
     )

@@ -24,22 +24,22 @@ def models_list(state: State, as_json: bool) -> None:
     """Each role's configured model, whether it is available, and the cached files."""
     info = state.engram.models_list()
     if as_json:
-        echo_json(info)
+        echo_json(wire.to_json(info))
         return
-    for role, entry in info["roles"].items():
-        if entry["spec"] is None:
-            say(f"{role:9} (not configured)")
-        elif entry["available"]:
-            say(f"{role:9} {entry['spec']} -> {entry['path']}")
+    for r in info.roles:
+        if r.spec is None:
+            say(f"{r.role:9} (not configured)")
+        elif r.path is not None:
+            say(f"{r.role:9} {r.spec} -> {r.path}")
         else:
-            say(f"{role:9} {entry['spec']}  MISSING: {entry.get('error', '')}")
+            say(f"{r.role:9} {r.spec}  MISSING: {r.error or ''}")
     say("built-in embedders (engram models pull NAME):")
-    for m in info["builtIn"]:
-        ready = "prepared" if m["prepared"] else f"not prepared, {m['downloadMB']} MB"
-        say(f"  {m['spec']:13} {m['name']}: {m['languages']} ({ready})")
-    say(f"cache: {info['cacheDir']}")
-    for f in info["cached"]:
-        say(f"  {f['path']} ({f['bytes'] / 1e6:.1f} MB)")
+    for m in info.built_in:
+        ready = "prepared" if m.prepared else f"not prepared, {m.download_mb} MB"
+        say(f"  {m.spec:13} {m.name}: {m.languages} ({ready})")
+    say(f"cache: {info.cache_dir}")
+    for f in info.cached:
+        say(f"  {f.path} ({f.bytes / 1e6:.1f} MB)")
 
 
 @models.command("pull")
@@ -51,11 +51,11 @@ def models_pull(state: State, spec: str | None, as_json: bool) -> None:
     path (default: the configured embedding model)."""
     info = state.engram.models_pull(spec, None if as_json else lambda m: say(m, err=True))
     if as_json:
-        echo_json(info)
+        echo_json(wire.to_json(info))
     else:
         say(
-            f"ready: {info['path']} ({info['modelId']}, {info['architecture']}, "
-            f"{info['file_type']}, {info['size_bytes'] / 1e6:.1f} MB)"
+            f"ready: {info.path} ({info.model_id}, {info.architecture}, "
+            f"{info.file_type}, {info.size_bytes / 1e6:.1f} MB)"
         )
 
 
@@ -66,8 +66,9 @@ def models_pull(state: State, spec: str | None, as_json: bool) -> None:
 def models_info(state: State, spec: str, as_json: bool) -> None:
     """What a GGUF says about itself; SPEC is a role (embed, rerank, generate), a spec or a path."""
     info = state.engram.models_info(spec)
+    data = wire.to_json(info)
     if as_json:
-        echo_json(info)
+        echo_json(data)
         return
     for key in (
         "path",
@@ -84,7 +85,7 @@ def models_info(state: State, spec: str, as_json: bool) -> None:
         "vocab_size",
         "has_chat_template",
     ):
-        say(f"{key}: {info[key]}")
+        say(f"{key}: {data[key]}")
 
 
 @models.command("path")

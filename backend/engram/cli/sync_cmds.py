@@ -157,14 +157,16 @@ def init(
         url, token, auth, device, interval, vault=vault, check=not no_check
     )
     if as_json:
-        echo_json(info)
+        from engram.service import wire
+
+        echo_json(wire.to_json(info))
         return
-    checked = "checked, " if info["checked"] else ""
+    checked = "checked, " if info.checked else ""
     say(
-        f"vault {info['vault']} syncs with {info['url']} ({checked}credentials in "
-        f"the {info['credentials']}); run engram sync to push its facts"
+        f"vault {info.vault} syncs with {info.url} ({checked}credentials in "
+        f"the {info.credentials}); run engram sync to push its facts"
     )
-    if info["functions"]:
-        say(f"Convex functions to deploy: {info['functions']} (npx convex deploy)")
+    if info.functions:
+        say(f"Convex functions to deploy: {info.functions} (npx convex deploy)")
     if running_daemon(state.settings) is not None:
         say("restart engram serve so the daemon syncs in the background", err=True)

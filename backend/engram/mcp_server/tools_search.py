@@ -135,7 +135,7 @@ async def status(gw: Gateway, a: dict[str, Any]) -> str:
     vault = await gw.vault_name()
     mcp = {"vault": vault, "agent": gw.options.agent}
 
-    data = await gw.run(lambda e: e.served_status())
+    data = wire.to_json(await gw.run(lambda e: e.served_status()))
     return fit_json({"mcp": mcp, **data}, a["max_chars"])
 
 

@@ -12,12 +12,12 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from engram.errors import InvalidInputError
-from engram.memory import props
+from engram.memory import generated as generated_note
 from engram.memory.model import DAILY_FOLDER, Fact
 
 START = "<!-- engram:daily:start -->"
 END = "<!-- engram:daily:end -->"
+MARKERS = generated_note.Markers(START, END, "daily note")
 
 
 @dataclass(frozen=True)
@@ -133,22 +133,7 @@ def merge(
 ) -> str:
     """The note's new text: the generated section replaced (or appended), human text kept;
     `recalls` is the number of recalls per agent that day."""
-    section = generated(entries, recalls)
-    if existing is None:
-        head = f"---\n{props.dump(summary_props(entries, day, recalls))}\n---\n"
-        return f"{head}# {day.isoformat()}\n\n{section}\n"
-    start, end = existing.find(START), existing.find(END)
-    if (start < 0) != (end < 0) or (start >= 0 and end < start):
-        raise InvalidInputError(
-            "the daily note's engram markers are damaged; restore or delete both lines "
-            f"{START} and {END}"
-        )
-    if start < 0:
-        sep = "" if existing.endswith("\n\n") else ("\n" if existing.endswith("\n") else "\n\n")
-        text = f"{existing}{sep}{section}\n"
-    else:
-        text = existing[:start] + section + existing[end + len(END) :]
-    current, _ = props.read(text)
-    if current is None:
-        raise InvalidInputError("the daily note's frontmatter is not valid YAML; fix it first")
-    return props.edit(text, props.differing(current, summary_props(entries, day, recalls)))
+    owned = summary_props(entries, day, recalls)
+    return generated_note.merge(
+        existing, generated(entries, recalls), owned, day.isoformat(), MARKERS
+    )

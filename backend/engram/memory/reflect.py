@@ -17,12 +17,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engram.errors import InvalidInputError
+from engram.memory import generated as generated_note
 from engram.memory import props
 from engram.memory.daily import type_label
 from engram.memory.model import LEDGER_FOLDER, STRUCTURAL
 
 START = "<!-- engram:reflection:start -->"
 END = "<!-- engram:reflection:end -->"
+MARKERS = generated_note.Markers(START, END, "reflection")
 REFLECTIONS = "reflections"
 _WEEK = re.compile(r"^(\d{4})-W(\d{2})$")
 TOP_RECALLED = 5
@@ -177,25 +179,9 @@ def summary_props(w: WeekFacts) -> dict[str, object]:
 def merge(existing: str | None, w: WeekFacts) -> str:
     """The reflection's new text: the generated section replaced (or appended), the rest
     kept as it is."""
-    section = generated(w)
-    if existing is None:
-        head = f"---\n{props.dump(summary_props(w))}\n---\n"
-        return f"{head}# Week {w.week.label}\n\n{section}\n"
-    start, end = existing.find(START), existing.find(END)
-    if (start < 0) != (end < 0) or (start >= 0 and end < start):
-        raise InvalidInputError(
-            "the reflection's engram markers are damaged; restore or delete both lines "
-            f"{START} and {END}"
-        )
-    if start < 0:
-        sep = "" if existing.endswith("\n\n") else ("\n" if existing.endswith("\n") else "\n\n")
-        text = f"{existing}{sep}{section}\n"
-    else:
-        text = existing[:start] + section + existing[end + len(END) :]
-    current, _ = props.read(text)
-    if current is None:
-        raise InvalidInputError("the reflection's frontmatter is not valid YAML; fix it first")
-    return props.edit(text, props.differing(current, summary_props(w)))
+    return generated_note.merge(
+        existing, generated(w), summary_props(w), f"Week {w.week.label}", MARKERS
+    )
 
 
 def readable(text: str) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -65,31 +66,69 @@ def convert_bert(
     tokens, token_types = _vocab(model_dir)
     n_layer = int(config["num_hidden_layers"])
 
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out_path.with_name(f".{out_path.name}.{os.getpid()}.tmp")
-    writer = gguf.GGUFWriter(str(tmp), "bert")
-    try:
-        writer.add_name(name or model_dir.name)
-        writer.add_file_type(
-            {
-                "f32": gguf.LlamaFileType.ALL_F32,
-                "f16": gguf.LlamaFileType.MOSTLY_F16,
-                "q8_0": gguf.LlamaFileType.MOSTLY_Q8_0,
-            }[dtype]
-        )
-        writer.add_context_length(int(config.get("max_position_embeddings", 512)))
-        writer.add_embedding_length(int(config["hidden_size"]))
-        writer.add_feed_forward_length(int(config["intermediate_size"]))
-        writer.add_block_count(n_layer)
-        writer.add_head_count(int(config["num_attention_heads"]))
-        writer.add_layer_norm_eps(float(config.get("layer_norm_eps", 1e-12)))
-        writer.add_causal_attention(False)
-        writer.add_pooling_type(gguf.PoolingType[pooling])
+    shape = BertShape(
+        name=name or model_dir.name,
+        file_type={
+            "f32": gguf.LlamaFileType.ALL_F32,
+            "f16": gguf.LlamaFileType.MOSTLY_F16,
+            "q8_0": gguf.LlamaFileType.MOSTLY_Q8_0,
+        }[dtype],
+        context_length=int(config.get("max_position_embeddings", 512)),
+        embedding_length=int(config["hidden_size"]),
+        feed_forward_length=int(config["intermediate_size"]),
+        block_count=n_layer,
+        head_count=int(config["num_attention_heads"]),
+        layer_norm_eps=float(config.get("layer_norm_eps", 1e-12)),
+        pooling=pooling,
+    )
+
+    def fill(writer: Any) -> int:
         if is_classifier:
             labels = config.get("id2label") or {"0": "LABEL_0"}
             writer.add_classifier_output_labels([labels[k] for k in sorted(labels, key=int)])
         _add_tokenizer(writer, model_dir, config, tokens, token_types)
-        n_tensors = _add_tensors(writer, tensors, n_layer, dtype, is_classifier)
+        return _add_tensors(writer, tensors, n_layer, dtype, is_classifier)
+
+    n_tensors = write_bert(out_path, shape, fill)
+    return Converted(out_path, sha256_file(out_path), n_tensors, dtype, pooling.lower())
+
+
+@dataclass(frozen=True)
+class BertShape:
+    """The hyperparameters of a BERT encoder as a GGUF header gives them."""
+
+    name: str
+    file_type: int  # gguf.LlamaFileType
+    context_length: int
+    embedding_length: int
+    feed_forward_length: int
+    block_count: int
+    head_count: int
+    layer_norm_eps: float
+    pooling: str  # a gguf.PoolingType name: "MEAN", "CLS", "RANK", ...
+
+
+def write_bert(out_path: Path, shape: BertShape, fill: Callable[[Any], int]) -> int:
+    """Write a BERT GGUF at `out_path` (a temporary file renamed into place, never half a
+    file): the header from `shape`, then `fill(writer)` adds the tokenizer, any other keys and
+    the tensors, and returns how many tensors it added."""
+    import gguf
+
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out_path.with_name(f".{out_path.name}.{os.getpid()}.tmp")
+    writer = gguf.GGUFWriter(str(tmp), "bert")
+    try:
+        writer.add_name(shape.name)
+        writer.add_file_type(shape.file_type)
+        writer.add_context_length(shape.context_length)
+        writer.add_embedding_length(shape.embedding_length)
+        writer.add_feed_forward_length(shape.feed_forward_length)
+        writer.add_block_count(shape.block_count)
+        writer.add_head_count(shape.head_count)
+        writer.add_layer_norm_eps(shape.layer_norm_eps)
+        writer.add_causal_attention(False)
+        writer.add_pooling_type(gguf.PoolingType[shape.pooling])
+        n_tensors = fill(writer)
         writer.write_header_to_file()
         writer.write_kv_data_to_file()
         writer.write_tensors_to_file()
@@ -98,7 +137,7 @@ def convert_bert(
     finally:
         writer.close()
         tmp.unlink(missing_ok=True)
-    return Converted(out_path, sha256_file(out_path), n_tensors, dtype, pooling.lower())
+    return n_tensors
 
 
 def _add_tokenizer(

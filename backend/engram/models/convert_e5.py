@@ -16,7 +16,6 @@ the file ourselves (its compiled engine exists for one Python version only) and 
 from __future__ import annotations
 
 import itertools
-import os
 import struct
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from . import charsmap
-from .convert import Converted
+from .convert import BertShape, Converted, write_bert
 from .ggufinfo import sha256_file
 from .protocols import ModelError
 
@@ -142,34 +141,26 @@ def convert_e5(src: Path, out_path: Path, name: str) -> Converted:
     import gguf
 
     model = read_e5(src)
-    n_vocab, h = len(model.pieces), model.hidden
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out_path.with_name(f".{out_path.name}.{os.getpid()}.tmp")
-    writer = gguf.GGUFWriter(str(tmp), "bert")
-    try:
-        writer.add_name(name)
-        writer.add_file_type(gguf.LlamaFileType.MOSTLY_Q4_0)
-        writer.add_context_length(model.max_positions)
-        writer.add_embedding_length(h)
-        writer.add_feed_forward_length(model.ffn)
-        writer.add_block_count(model.layers)
-        writer.add_head_count(model.heads)
-        writer.add_layer_norm_eps(model.eps)
-        writer.add_causal_attention(False)
-        writer.add_pooling_type(gguf.PoolingType.MEAN)
+    shape = BertShape(
+        name=name,
+        file_type=gguf.LlamaFileType.MOSTLY_Q4_0,
+        context_length=model.max_positions,
+        embedding_length=model.hidden,
+        feed_forward_length=model.ffn,
+        block_count=model.layers,
+        head_count=model.heads,
+        layer_norm_eps=model.eps,
+        pooling="MEAN",
+    )
+
+    def fill(writer: Any) -> int:
         _add_vocab(writer, model)
         writer.add_uint32("engram.max_seq_length", model.max_positions)
         writer.add_string("engram.prompt.query", QUERY_PREFIX)
         writer.add_string("engram.prompt.document", PASSAGE_PREFIX)
-        n_tensors = _add_tensors(writer, model, n_vocab)
-        writer.write_header_to_file()
-        writer.write_kv_data_to_file()
-        writer.write_tensors_to_file()
-        writer.close()
-        os.replace(tmp, out_path)
-    finally:
-        writer.close()
-        tmp.unlink(missing_ok=True)
+        return _add_tensors(writer, model, len(model.pieces))
+
+    n_tensors = write_bert(out_path, shape, fill)
     return Converted(out_path, sha256_file(out_path), n_tensors, "q4_0", "mean")
 
 

@@ -193,18 +193,9 @@ def _verified(model: BuiltIn, cache_dir: Path) -> Path:
     return target
 
 
-def built_in_status(cache_dir: Path) -> list[dict[str, object]]:
-    """Each built-in model, the languages it serves, and whether it is prepared (no hashing)."""
-    return [
-        {
-            "spec": m.spec,
-            "name": m.name,
-            "languages": m.languages,
-            "prepared": (models_dir(cache_dir) / m.file).is_file(),
-            "downloadMB": m.download_mb,
-        }
-        for m in BUILT_IN.values()
-    ]
+def built_in_status(cache_dir: Path) -> list[tuple[BuiltIn, bool]]:
+    """Each built-in model and whether it is prepared (no hashing)."""
+    return [(m, (models_dir(cache_dir) / m.file).is_file()) for m in BUILT_IN.values()]
 
 
 def pull(spec: str, cache_dir: Path, progress: Progress | None = None) -> Path:

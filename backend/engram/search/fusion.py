@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from engram.models.language import EVERY, UNDETERMINED
 
 RRF_K = 60
+CANDIDATE_LIMIT = 30  # fused results the reranker sees
 BONUS_FIRST = 0.05
 BONUS_TOP3 = 0.02
 # (last rank of the band, retrieval weight); the reranker gets 1 - weight

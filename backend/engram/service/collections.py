@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Any
 
 from engram.config import DEFAULT_PATTERN, normalize_prefix
 from engram.errors import ConflictError, InvalidInputError, NotFoundError
-from engram.service import wire
 from engram.store import admin
 from engram.store import documents as docs
 
@@ -32,6 +31,28 @@ class CollectionInfo:
     documents: int
     last_indexed: str | None
     contexts: tuple[tuple[str, str], ...] | None = None
+
+
+@dataclass(frozen=True)
+class ListedFile:
+    """An indexed file as `engram ls COLLECTION[/PATH]` lists it."""
+
+    docid: str
+    collection: str
+    path: str
+    title: str
+    size: int
+    date: str | None
+    indexed_at: str
+
+
+@dataclass(frozen=True)
+class Listing:
+    """`engram ls`: the collections (no target), or the files under a target; its JSON is
+    one list of either."""
+
+    collections: tuple[CollectionInfo, ...] = ()
+    files: tuple[ListedFile, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -122,26 +143,28 @@ class CollectionsService:
         with self._core.db.write() as conn:
             docs.rename_collection(conn, old, new)
 
-    def ls(self, target: str | None = None) -> list[dict[str, Any]]:
+    def ls(self, target: str | None = None) -> Listing:
         """Collections, or the indexed files under `collection[/path]`."""
         if not target:
-            return [wire.collection_info_to_json(c) for c in self.collection_list()]
+            return Listing(collections=tuple(self.collection_list()))
         target = target.removeprefix(URI_PREFIX)
         name, _, prefix = target.partition("/")
         self._core.require_collection(name)
         rows = admin.list_documents(self._core.db.conn, name, prefix.strip("/"))
-        return [
-            {
-                "docid": r["hash"][:6],
-                "collection": name,
-                "path": r["path"],
-                "title": r["title"],
-                "size": r["size"],
-                "date": r["doc_date"],
-                "indexedAt": r["indexed_at"],
-            }
-            for r in rows
-        ]
+        return Listing(
+            files=tuple(
+                ListedFile(
+                    r["hash"][:6],
+                    name,
+                    r["path"],
+                    r["title"],
+                    r["size"],
+                    r["doc_date"],
+                    r["indexed_at"],
+                )
+                for r in rows
+            )
+        )
 
     def context_add(self, target: str, text: str) -> ContextEntry:
         """Attach a description to everything under a target (a path, engram:// URI or /)."""

@@ -21,7 +21,6 @@ from engram.vault.fsio import sha256_hex
 
 if TYPE_CHECKING:
     from engram.index.loader import ParsePool
-    from engram.service.graph import GraphService
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +42,6 @@ class Check:
 class Core:
     """Holds settings, the lazily opened index and the clock; every facade part builds on it."""
 
-    graph: GraphService  # the composed graph service (Engram builds it)
     clock: Callable[[], dt.datetime] = staticmethod(utc_now)  # facts' time (tests set it)
 
     def __init__(

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import quote, urlencode
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
     from engram.service.hybrid import QueryRun
     from engram.service.panel import NotePanel
     from engram.service.reflect import ReflectResult
+    from engram.service.upkeep import Status
     from engram.store.filters import Filters
     from engram.sync.engine import SyncReport
 
@@ -58,6 +60,18 @@ ERRORS: dict[str, type[EngramError]] = {
 ALL_STATES = ("active", "dormant", "merged", "archived", "pruned")  # recall's allStates
 MAX_LINES = 1000  # POST /v1/ledger/raw takes this many lines (memory/ledger_raw.MAX_LINES)
 OPERATIONS = ops.by_name()
+
+
+@dataclass(frozen=True)
+class ServedStatus:
+    """Status as the process that answered sees it: the daemon's `GET /v1/status` document
+    (its own shape, docs/http-api.md, passed on as sent) with its pid and port, else this
+    process's index status (its models included)."""
+
+    daemon_pid: int | None = None  # None: no daemon answered, this process did
+    daemon_port: int | None = None
+    daemon_status: Mapping[str, Any] | None = None
+    status: Status | None = None
 
 
 class DaemonUnreachable(ConnectionError):
@@ -213,22 +227,17 @@ class DaemonEngram:
 
     # -- the daemon itself ----------------------------------------------------------------
 
-    def served_status(self) -> dict[str, Any]:
+    def served_status(self) -> ServedStatus:
         """Status as the process that answers sees it, saying which one that is: the daemon's
         `GET /v1/status`, else this process's index status and models."""
         daemon = self.daemon()
         if daemon is not None:
             try:
                 data = daemon.request("GET", "/v1/status")
-                return {
-                    "servedBy": {"daemon": True, "pid": daemon.pid, "port": daemon.port},
-                    **data,
-                }
+                return ServedStatus(daemon.pid, daemon.port, daemon_status=data)
             except DaemonUnreachable:
                 pass  # stopped since it wrote its file: this process answers
-        local = self.local
-        models = wire.to_json(local.model_status())
-        return {"servedBy": {"daemon": False}, **wire.to_json(local.status()), "models": models}
+        return ServedStatus(status=self.local.status())
 
     def active_note(self) -> tuple[DaemonClient | None, dict[str, Any] | None]:
         """The live daemon and the note Obsidian last reported open to it (the plugin tells

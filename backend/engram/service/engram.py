@@ -9,30 +9,13 @@ part; no part inherits another.
 from __future__ import annotations
 
 import logging
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from engram.service.collections import CollectionsService
+from engram.search.fusion import CANDIDATE_LIMIT
 from engram.service.core import Core
-from engram.service.deep import DeepSearchService
-from engram.service.graph import GraphService
-from engram.service.graph_files import GraphFiles
-from engram.service.hybrid import CANDIDATE_LIMIT, HybridService
-from engram.service.ledger import LedgerService
-from engram.service.live import LiveService
-from engram.service.memory import MemoryService
-from engram.service.memory_recall import RecallService
-from engram.service.memory_write import FactWriter
-from engram.service.model_health import ModelHealthService, ModelState
-from engram.service.notes import DEFAULT_SECTION, NoteWriter
-from engram.service.notes_base import NoteAccess
-from engram.service.notes_move import NoteMover
-from engram.service.panel import PanelService
-from engram.service.rebuild import RebuildService
-from engram.service.reflect import ReflectService
 from engram.service.retrieval import DEFAULT_MAX_BYTES, RetrievalService
-from engram.service.semantic import EmbeddingState, SemanticService
-from engram.service.sync import SyncService
-from engram.service.upkeep import CleanupReport, Status, UpkeepService
+from engram.vault.names import DEFAULT_SECTION
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
@@ -67,21 +50,42 @@ if TYPE_CHECKING:
         VaultInfo,
         WakeResult,
     )
-    from engram.models.protocols import Embedder, Generator, Reranker
+    from engram.models.protocols import Embedder, Generator, GGUFInfo, Reranker
     from engram.search.query import ParsedQuery
     from engram.search.results import Document, SearchResult
     from engram.search.vector import VectorHit
     from engram.secrets import KeyringLike
-    from engram.service.collections import CollectionInfo, ContextEntry
+    from engram.service.collections import (
+        CollectionInfo,
+        CollectionsService,
+        ContextEntry,
+        Listing,
+    )
     from engram.service.core import Check
-    from engram.service.deep import DeepSearchResult
-    from engram.service.graph_files import ColourPlan, GraphExport, TypedNeighborhood
-    from engram.service.hybrid import QueryRun
-    from engram.service.memory import VaultCtx
-    from engram.service.panel import NotePanel
-    from engram.service.rebuild import Progress, RebuildReport
-    from engram.service.reflect import ReflectResult
-    from engram.service.sync import SyncCheck, SyncStatus
+    from engram.service.deep import DeepSearchResult, DeepSearchService
+    from engram.service.graph import GraphService
+    from engram.service.graph_files import (
+        ColourPlan,
+        GraphExport,
+        GraphFiles,
+        TypedNeighborhood,
+    )
+    from engram.service.hybrid import HybridService, QueryRun
+    from engram.service.ledger import LedgerService
+    from engram.service.live import LiveService
+    from engram.service.memory import MemoryService, VaultCtx
+    from engram.service.memory_recall import RecallService
+    from engram.service.memory_write import FactWriter
+    from engram.service.model_health import ModelHealthService, ModelState
+    from engram.service.notes import NoteWriter
+    from engram.service.notes_base import NoteAccess
+    from engram.service.notes_move import NoteMover
+    from engram.service.panel import NotePanel, PanelService
+    from engram.service.rebuild import Progress, RebuildReport, RebuildService
+    from engram.service.reflect import ReflectResult, ReflectService
+    from engram.service.semantic import EmbeddingState, ModelsList, SemanticService
+    from engram.service.sync import SyncCheck, SyncService, SyncSetup, SyncStatus
+    from engram.service.upkeep import BenchReport, CleanupReport, Status, UpkeepService
     from engram.store.filters import Filters
     from engram.store.search import FtsHit
     from engram.sync.client import Backoff
@@ -101,43 +105,150 @@ class Engram(Core):
         keyring_source: Callable[[], KeyringLike | None] | None = None,
     ) -> None:
         super().__init__(settings, keyring_source)
+        self._embedder = embedder  # handed to the semantic part when it is built
         self._retrieval = RetrievalService(self, self.after_update)
-        self._semantic = SemanticService(self, self._retrieval, embedder)
-        self._hybrid = HybridService(self, self._retrieval, self._semantic)
-        self.graph = GraphService(self, self.search)
-        self.memory = MemoryService(self, self.update)
-        self._fact_writer = FactWriter(self, self.memory)
-        self._recall = RecallService(
-            self, self.memory, self.fact_add, self.query, self.search, self.graph
-        )
-        self.graph_files = GraphFiles(
+
+    # The parts below are built on first use, each importing its module then: a command
+    # loads only the parts its operations reach (`engram search` needs retrieval alone).
+
+    @cached_property
+    def _semantic(self) -> SemanticService:
+        from engram.service.semantic import SemanticService
+
+        return SemanticService(self, self._retrieval, self._embedder)
+
+    @cached_property
+    def _hybrid(self) -> HybridService:
+        from engram.service.hybrid import HybridService
+
+        return HybridService(self, self._retrieval, self._semantic)
+
+    @cached_property
+    def graph(self) -> GraphService:
+        """The graph part (service/graph.py), which the graph operations hand over to."""
+        from engram.service.graph import GraphService
+
+        return GraphService(self, self.search)
+
+    @cached_property
+    def memory(self) -> MemoryService:
+        """Vaults, the fact index and reading facts (service/memory.py)."""
+        from engram.service.memory import MemoryService
+
+        return MemoryService(self, self.update)
+
+    @cached_property
+    def _fact_writer(self) -> FactWriter:
+        from engram.service.memory_write import FactWriter
+
+        return FactWriter(self, self.memory)
+
+    @cached_property
+    def _recall(self) -> RecallService:
+        from engram.service.memory_recall import RecallService
+
+        return RecallService(self, self.memory, self.fact_add, self.query, self.search, self.graph)
+
+    @cached_property
+    def graph_files(self) -> GraphFiles:
+        """graph-index.json, export, typed neighbours, colours (service/graph_files.py)."""
+        from engram.service.graph_files import GraphFiles
+
+        return GraphFiles(
             lambda: self.db,
             lambda: self.settings,
             self.graph.graph_collection,
             lambda note, col: self.graph.links(note, col).note.path,
             self.memory.vault,
         )
-        self.ledger = LedgerService(
+
+    @cached_property
+    def ledger(self) -> LedgerService:
+        """The raw ledger, observe and the archive (service/ledger.py)."""
+        from engram.service.ledger import LedgerService
+
+        return LedgerService(
             self.memory.vault,
             lambda: self.clock(),
             self.memory.index,
             lambda: self.db,
             lambda: self.settings.memory.observations_keep_days,
         )
-        self.reflections = ReflectService(
+
+    @cached_property
+    def reflections(self) -> ReflectService:
+        """Weekly reflections (service/reflect.py)."""
+        from engram.service.reflect import ReflectService
+
+        return ReflectService(
             self.memory.vault, lambda: self.clock(), self.memory.index, lambda: self.db
         )
-        self._collections = CollectionsService(self)
-        self._live = LiveService(self, self._collections, self.update)
-        self._sync = SyncService(self, self.memory, self._fact_writer)
-        self._panel = PanelService(self, self.fact_get, self.related_notes)
-        self._deep = DeepSearchService(self.recall, self.sync_configured, self.cloud_search)
-        notes = NoteAccess(self, self.graph, self.update)
-        self._note_writer = NoteWriter(self, notes)
-        self._note_mover = NoteMover(self, notes, self.update)
-        self._model_health = ModelHealthService(self, self, self._loaded_model)
-        self._upkeep = UpkeepService(self, self)
-        self._rebuild = RebuildService(self, self._engram_for, self._forget_caches)
+
+    @cached_property
+    def _collections(self) -> CollectionsService:
+        from engram.service.collections import CollectionsService
+
+        return CollectionsService(self)
+
+    @cached_property
+    def _live(self) -> LiveService:
+        from engram.service.live import LiveService
+
+        return LiveService(self, self._collections, self.update)
+
+    @cached_property
+    def _sync(self) -> SyncService:
+        from engram.service.sync import SyncService
+
+        return SyncService(self, self.memory, self._fact_writer)
+
+    @cached_property
+    def _panel(self) -> PanelService:
+        from engram.service.panel import PanelService
+
+        return PanelService(self, self.fact_get, self.related_notes)
+
+    @cached_property
+    def _deep(self) -> DeepSearchService:
+        from engram.service.deep import DeepSearchService
+
+        return DeepSearchService(self.recall, self.sync_configured, self.cloud_search)
+
+    @cached_property
+    def _notes(self) -> NoteAccess:
+        from engram.service.notes_base import NoteAccess
+
+        return NoteAccess(self, self.graph, self.update)
+
+    @cached_property
+    def _note_writer(self) -> NoteWriter:
+        from engram.service.notes import NoteWriter
+
+        return NoteWriter(self, self._notes)
+
+    @cached_property
+    def _note_mover(self) -> NoteMover:
+        from engram.service.notes_move import NoteMover
+
+        return NoteMover(self, self._notes, self.update)
+
+    @cached_property
+    def _model_health(self) -> ModelHealthService:
+        from engram.service.model_health import ModelHealthService
+
+        return ModelHealthService(self, self, self._loaded_model)
+
+    @cached_property
+    def _upkeep(self) -> UpkeepService:
+        from engram.service.upkeep import UpkeepService
+
+        return UpkeepService(self, self)
+
+    @cached_property
+    def _rebuild(self) -> RebuildService:
+        from engram.service.rebuild import RebuildService
+
+        return RebuildService(self, self._engram_for, self._forget_caches)
 
     def _engram_for(self, settings: Settings) -> Engram:
         """A facade over other settings with this one's models and clock (rebuild's builder)."""
@@ -238,17 +349,17 @@ class Engram(Core):
         """The local file of a role's model, or UnavailableError saying how to get it."""
         return self._semantic.model_path(role)
 
-    def models_list(self) -> dict[str, Any]:
+    def models_list(self) -> ModelsList:
         """Each role's configured model and whether it is on disk, plus every cached model."""
         return self._semantic.models_list()
 
     def models_pull(
         self, spec: str | None = None, progress: Callable[[str], None] | None = None
-    ) -> dict[str, Any]:
+    ) -> GGUFInfo:
         """Download (and convert) a model: a spec, or the embedding model by default."""
         return self._semantic.models_pull(spec, progress)
 
-    def models_info(self, spec: str) -> dict[str, Any]:
+    def models_info(self, spec: str) -> GGUFInfo:
         """What a GGUF says about itself (a path, a spec, or a role name)."""
         return self._semantic.models_info(spec)
 
@@ -604,7 +715,7 @@ class Engram(Core):
         """Rename a collection in the config and the index."""
         self._collections.collection_rename(old, new)
 
-    def ls(self, target: str | None = None) -> list[dict[str, Any]]:
+    def ls(self, target: str | None = None) -> Listing:
         """Collections, or the indexed files under `collection[/path]`."""
         return self._collections.ls(target)
 
@@ -677,7 +788,7 @@ class Engram(Core):
         interval: int | None = None,
         vault: str | None = None,
         check: bool = True,
-    ) -> dict[str, Any]:
+    ) -> SyncSetup:
         """Point a vault at a Convex deployment and keep its credentials (checked first)."""
         return self._sync.sync_init(url, token, auth, device, interval, vault, check)
 
@@ -881,7 +992,7 @@ class Engram(Core):
         snippets: bool = False,
         expand: bool = True,
         rerank: bool = True,
-    ) -> dict[str, Any]:
+    ) -> BenchReport:
         """Run BEIR-format queries; report nDCG@10, Recall@10/100, MRR@10 and latency."""
         return self._upkeep.bench(
             queries, qrels, mode, n, collections, run_out, snippets, expand, rerank

@@ -12,6 +12,7 @@ from engram.errors import InvalidInputError, UnavailableError
 from engram.index import languages
 from engram.models.protocols import ModelError
 from engram.search.bm25 import match_expression
+from engram.search.fusion import CANDIDATE_LIMIT
 from engram.search.query import ParsedQuery
 from engram.search.results import Passage, SearchResult
 from engram.service import wire
@@ -29,7 +30,6 @@ if TYPE_CHECKING:
     from engram.service.retrieval import RetrievalService
     from engram.service.semantic import SemanticService
 
-CANDIDATE_LIMIT = 30
 _BROKEN_HINT = "check models.{role} (`engram models info {role}`, `engram doctor`)"
 
 

@@ -22,14 +22,13 @@ from engram.vault import journal, names, rewrite
 from engram.vault.changes import FileChange, NoteChange, unified
 from engram.vault.fsio import sha256_hex
 from engram.vault.journal import Change
+from engram.vault.names import DEFAULT_SECTION
 from engram.vault.resolve import LinkIndex, link_key, resolve
 from engram.vault.spans import link_spans
 
 if TYPE_CHECKING:
     from engram.service.core import Core
     from engram.service.notes_base import NoteAccess
-
-DEFAULT_SECTION = "Related"
 
 
 class NoteWriter:

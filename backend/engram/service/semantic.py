@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engram.errors import InvalidInputError, UnavailableError
 from engram.models import sources
-from engram.models.protocols import Embedder, ModelError
+from engram.models.protocols import Embedder, GGUFInfo, ModelError
 from engram.search import passages as best_passages
 from engram.search import snippets
 from engram.search.query import ParsedQuery
@@ -41,6 +41,45 @@ class EmbeddingState:
     documents_chunked: int
     queued: int  # texts waiting for a vector
     documents_not_embedded: int  # not chunked yet, or a passage without a vector
+
+
+@dataclass(frozen=True)
+class RoleModel:
+    """A role's configured model and whether its file is here (`engram models list`)."""
+
+    role: str
+    spec: str | None  # None: not configured
+    path: str | None = None  # the local file, when it resolves
+    error: str | None = None  # why it does not resolve
+
+
+@dataclass(frozen=True)
+class BuiltInModel:
+    """A built-in embedder, the languages it serves, and whether it is prepared."""
+
+    spec: str
+    name: str
+    languages: str
+    prepared: bool
+    download_mb: int
+
+
+@dataclass(frozen=True)
+class CachedModel:
+    """A GGUF file in the models cache."""
+
+    path: str
+    bytes: int
+
+
+@dataclass(frozen=True)
+class ModelsList:
+    """`engram models list`: each role's model, the built-in embedders, the cached files."""
+
+    roles: tuple[RoleModel, ...]
+    built_in: tuple[BuiltInModel, ...]
+    cached: tuple[CachedModel, ...]
+    cache_dir: str
 
 
 class SemanticService:
@@ -103,33 +142,29 @@ class SemanticService:
         except ModelError as exc:
             raise UnavailableError(str(exc)) from None
 
-    def models_list(self) -> dict[str, Any]:
+    def models_list(self) -> ModelsList:
         """Each role's configured model and whether it is on disk, plus every cached model."""
-        roles = {}
+        cache = self._core.settings.cache_dir
+        roles = []
         for role in ROLES:
             spec = self.model_spec(role)
-            entry: dict[str, Any] = {"spec": spec, "path": None, "available": False}
+            path = error = None
             if spec is not None:
                 try:
-                    entry["path"] = str(sources.resolve(spec, self._core.settings.cache_dir))
-                    entry["available"] = True
+                    path = str(sources.resolve(spec, cache))
                 except ModelError as exc:
-                    entry["error"] = str(exc)
-            roles[role] = entry
-        cached = [
-            {"path": str(p), "bytes": p.stat().st_size}
-            for p in sources.list_models(self._core.settings.cache_dir)
-        ]
-        return {
-            "roles": roles,
-            "builtIn": sources.built_in_status(self._core.settings.cache_dir),
-            "cached": cached,
-            "cacheDir": str(sources.models_dir(self._core.settings.cache_dir)),
-        }
+                    error = str(exc)
+            roles.append(RoleModel(role, spec, path, error))
+        built_in = tuple(
+            BuiltInModel(m.spec, m.name, m.languages, prepared, m.download_mb)
+            for m, prepared in sources.built_in_status(cache)
+        )
+        cached = tuple(CachedModel(str(p), p.stat().st_size) for p in sources.list_models(cache))
+        return ModelsList(tuple(roles), built_in, cached, str(sources.models_dir(cache)))
 
     def models_pull(
         self, spec: str | None = None, progress: Callable[[str], None] | None = None
-    ) -> dict[str, Any]:
+    ) -> GGUFInfo:
         """Download (and convert) a model: a spec, or the embedding model by default."""
         target = spec or self._core.settings.embed_model or sources.DEFAULT_SPEC
         try:
@@ -138,7 +173,7 @@ class SemanticService:
             raise UnavailableError(str(exc)) from None
         return self.models_info(str(path))
 
-    def models_info(self, spec: str) -> dict[str, Any]:
+    def models_info(self, spec: str) -> GGUFInfo:
         """What a GGUF says about itself (a path, a spec, or a role name)."""
         path = self.model_path(spec) if spec in ROLES else None
         if path is None:
@@ -146,10 +181,7 @@ class SemanticService:
                 path = sources.resolve(spec, self._core.settings.cache_dir)
             except ModelError as exc:
                 raise UnavailableError(str(exc)) from None
-        info = asdict(sources.info(path))
-        info["path"] = str(info["path"])
-        info["modelId"] = f"{path.stem}@{info['sha256'][:12]}"
-        return info
+        return sources.info(path)
 
     def embed(
         self,

@@ -104,6 +104,19 @@ async def _inline(fn: Callable[[], Any]) -> Any:
     return fn()
 
 
+@dataclass(frozen=True)
+class SyncSetup:
+    """What `engram sync init` set up for a vault."""
+
+    vault: str
+    url: str
+    device: str
+    interval: int
+    credentials: str  # where the token is kept: "keyring" or "file"
+    checked: bool  # the deployment answered before anything was kept
+    functions: str | None  # the Convex functions folder to deploy, when it is installed
+
+
 class SyncService:
     """sync init / now / status, and searching the facts in Convex: over the index `core`,
     with the `memory` that finds the vault a call names and the fact notes a sync reads, and
@@ -138,7 +151,7 @@ class SyncService:
         interval: int | None = None,
         vault: str | None = None,
         check: bool = True,
-    ) -> dict[str, Any]:
+    ) -> SyncSetup:
         """Point a vault at a Convex deployment and keep its credentials; `check` first asks
         the deployment for one change, so a wrong URL, token or missing function is caught
         now. Existing facts are pushed by the next sync."""
@@ -157,11 +170,9 @@ class SyncService:
             self._secret(url, "auth").set(auth.strip())
         else:
             self._secret(url, "auth").delete()
-        spec: dict[str, Any] = {
-            "url": url,
-            "device": device or socket.gethostname(),
-            "interval": interval or DEFAULT_SYNC_INTERVAL,
-        }
+        device = device or socket.gethostname()
+        interval = interval or DEFAULT_SYNC_INTERVAL
+        spec = {"url": url, "device": device, "interval": interval}
 
         def change(raw: dict[str, Any]) -> None:
             vaults = dict(raw.get("vaults") or {})
@@ -169,13 +180,15 @@ class SyncService:
             raw["vaults"] = vaults
 
         self._core.edit_config(change)
-        return {
-            "vault": v.name,
-            **spec,
-            "credentials": self._secret(url, "token").kind,
-            "checked": check,
-            "functions": str(FUNCTIONS) if FUNCTIONS.is_dir() else None,
-        }
+        return SyncSetup(
+            v.name,
+            url,
+            device,
+            interval,
+            self._secret(url, "token").kind,
+            check,
+            str(FUNCTIONS) if FUNCTIONS.is_dir() else None,
+        )
 
     def sync_engine(
         self,

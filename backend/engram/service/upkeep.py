@@ -85,6 +85,20 @@ class CleanupReport:
     bytes_after: int
 
 
+@dataclass(frozen=True)
+class BenchReport:
+    """`engram bench`: mean retrieval quality over the judged queries, and ranking latency."""
+
+    mode: str
+    ndcg_at_10: float
+    recall_at_10: float
+    recall_at_100: float
+    mrr_at_10: float
+    queries: int
+    p50_ms: float
+    p95_ms: float
+
+
 class Operations(Protocol):
     """The facade's operations that status, doctor and bench report on or measure."""
 
@@ -342,7 +356,7 @@ class UpkeepService:
         snippets: bool = False,
         expand: bool = True,
         rerank: bool = True,
-    ) -> dict[str, Any]:
+    ) -> BenchReport:
         """Run BEIR-format queries; report nDCG@10, Recall@10/100, MRR@10 and latency.
 
         Latency is of ranking only unless `snippets` (passages cost extra per result).
@@ -378,12 +392,16 @@ class UpkeepService:
         if run_out is not None:
             run_out.write_text("\n".join(evaluate.run_lines(run)) + "\n", encoding="utf-8")
         metrics = evaluate.evaluate(run, {q: judged[q] for q, _ in todo})
-        return {
-            "mode": mode,
-            **metrics,
-            "p50_ms": evaluate.percentile(latencies, 50),
-            "p95_ms": evaluate.percentile(latencies, 95),
-        }
+        return BenchReport(
+            mode,
+            metrics["ndcg@10"],
+            metrics["recall@10"],
+            metrics["recall@100"],
+            metrics["mrr@10"],
+            int(metrics["queries"]),
+            evaluate.percentile(latencies, 50),
+            evaluate.percentile(latencies, 95),
+        )
 
 
 def _platform_checks() -> list[Check]:

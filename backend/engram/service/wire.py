@@ -23,16 +23,18 @@ if TYPE_CHECKING:
     from engram.memory.model import Fact
     from engram.memory.observe import ObserveResult
     from engram.memory.results import ContextResult, RecallHit
+    from engram.models.protocols import GGUFInfo
     from engram.search.results import Document, Passage, SearchResult
-    from engram.service.collections import CollectionInfo
+    from engram.service.collections import CollectionInfo, ListedFile, Listing
+    from engram.service.daemon import ServedStatus
     from engram.service.deep import DeepHit, DeepSearchResult
     from engram.service.hybrid import QueryRun
     from engram.service.model_health import ModelState
     from engram.service.panel import NotePanel
     from engram.service.reflect import ReflectResult
-    from engram.service.semantic import EmbeddingState
-    from engram.service.sync import SyncCheck, SyncConflict, SyncStatus
-    from engram.service.upkeep import CleanupReport, Status
+    from engram.service.semantic import EmbeddingState, ModelsList
+    from engram.service.sync import SyncCheck, SyncConflict, SyncSetup, SyncStatus
+    from engram.service.upkeep import BenchReport, CleanupReport, Status
     from engram.sync.engine import SyncReport
     from engram.vault.changes import FileChange, NoteChange
 
@@ -684,6 +686,195 @@ def sync_check_from_json(d: dict[str, Any]) -> SyncCheck:
     )
 
 
+def models_list_to_json(m: ModelsList) -> dict[str, Any]:
+    """`engram models list --json` (docs/cli.md): `error` only where a model does not resolve."""
+    roles: dict[str, Any] = {}
+    for r in m.roles:
+        roles[r.role] = {"spec": r.spec, "path": r.path, "available": r.path is not None}
+        if r.error is not None:
+            roles[r.role]["error"] = r.error
+    return {
+        "roles": roles,
+        "builtIn": [
+            {
+                "spec": b.spec,
+                "name": b.name,
+                "languages": b.languages,
+                "prepared": b.prepared,
+                "downloadMB": b.download_mb,
+            }
+            for b in m.built_in
+        ],
+        "cached": [{"path": c.path, "bytes": c.bytes} for c in m.cached],
+        "cacheDir": m.cache_dir,
+    }
+
+
+def models_list_from_json(d: dict[str, Any]) -> ModelsList:
+    """A ModelsList from its JSON (`available` is derived from `path`)."""
+    from engram.service.semantic import BuiltInModel, CachedModel, ModelsList, RoleModel
+
+    return ModelsList(
+        tuple(
+            RoleModel(k, r.get("spec"), r.get("path"), r.get("error"))
+            for k, r in d["roles"].items()
+        ),
+        tuple(
+            BuiltInModel(
+                b["spec"], b["name"], b["languages"], bool(b["prepared"]), int(b["downloadMB"])
+            )
+            for b in d["builtIn"]
+        ),
+        tuple(CachedModel(c["path"], int(c["bytes"])) for c in d["cached"]),
+        d["cacheDir"],
+    )
+
+
+def gguf_info_to_json(g: GGUFInfo) -> dict[str, Any]:
+    """`engram models info --json` and `models pull --json`: the GGUF's fields as named in
+    the dataclass, its path as text, and `modelId`."""
+    import dataclasses
+
+    out = dataclasses.asdict(g)
+    out["path"] = str(g.path)
+    out["classifier_labels"] = list(g.classifier_labels)
+    out["modelId"] = g.model_id
+    return out
+
+
+def gguf_info_from_json(d: dict[str, Any]) -> GGUFInfo:
+    """A GGUFInfo from its JSON (`modelId` is derived)."""
+    import dataclasses
+    from pathlib import Path
+
+    from engram.models.protocols import GGUFInfo, Prompts
+
+    names = {f.name for f in dataclasses.fields(GGUFInfo)}
+    fields = {k: v for k, v in d.items() if k in names}
+    fields["path"] = Path(d["path"])
+    fields["classifier_labels"] = tuple(d.get("classifier_labels") or ())
+    fields["prompts"] = Prompts(**(d.get("prompts") or {}))
+    return GGUFInfo(**fields)
+
+
+def listing_to_json(listing: Listing) -> list[dict[str, Any]]:
+    """`engram ls --json`: one list, of collections or of indexed files."""
+    return [collection_info_to_json(c) for c in listing.collections] + [
+        {
+            "docid": f.docid,
+            "collection": f.collection,
+            "path": f.path,
+            "title": f.title,
+            "size": f.size,
+            "date": f.date,
+            "indexedAt": f.indexed_at,
+        }
+        for f in listing.files
+    ]
+
+
+def _listed_file(d: dict[str, Any]) -> ListedFile:
+    from engram.service.collections import ListedFile
+
+    return ListedFile(
+        d["docid"],
+        d["collection"],
+        d["path"],
+        d["title"],
+        int(d["size"]),
+        d.get("date"),
+        d["indexedAt"],
+    )
+
+
+def listing_from_json(items: list[dict[str, Any]]) -> Listing:
+    """A Listing from its JSON (a collection has a `name`, a file a `docid`)."""
+    from engram.service.collections import Listing
+
+    return Listing(
+        tuple(collection_info_from_json(d) for d in items if "name" in d),
+        tuple(_listed_file(d) for d in items if "name" not in d),
+    )
+
+
+def sync_setup_to_json(s: SyncSetup) -> dict[str, Any]:
+    """`engram sync init --json` (docs/convex.md)."""
+    return {
+        "vault": s.vault,
+        "url": s.url,
+        "device": s.device,
+        "interval": s.interval,
+        "credentials": s.credentials,
+        "checked": s.checked,
+        "functions": s.functions,
+    }
+
+
+def sync_setup_from_json(d: dict[str, Any]) -> SyncSetup:
+    """A SyncSetup from its JSON."""
+    from engram.service.sync import SyncSetup
+
+    return SyncSetup(
+        d["vault"],
+        d["url"],
+        d["device"],
+        int(d["interval"]),
+        d["credentials"],
+        bool(d["checked"]),
+        d.get("functions"),
+    )
+
+
+def bench_report_to_json(b: BenchReport) -> dict[str, Any]:
+    """`engram bench --json` (docs/cli.md)."""
+    return {
+        "mode": b.mode,
+        "ndcg@10": b.ndcg_at_10,
+        "recall@10": b.recall_at_10,
+        "recall@100": b.recall_at_100,
+        "mrr@10": b.mrr_at_10,
+        "queries": b.queries,
+        "p50_ms": b.p50_ms,
+        "p95_ms": b.p95_ms,
+    }
+
+
+def bench_report_from_json(d: dict[str, Any]) -> BenchReport:
+    """A BenchReport from its JSON."""
+    from engram.service.upkeep import BenchReport
+
+    return BenchReport(
+        d["mode"],
+        float(d["ndcg@10"]),
+        float(d["recall@10"]),
+        float(d["recall@100"]),
+        float(d["mrr@10"]),
+        int(d["queries"]),
+        float(d["p50_ms"]),
+        float(d["p95_ms"]),
+    )
+
+
+def served_status_to_json(s: ServedStatus) -> dict[str, Any]:
+    """The MCP `status` tool's document: `servedBy`, then the daemon's `GET /v1/status` as it
+    was sent, or this process's status."""
+    if s.daemon_status is not None:
+        by = {"daemon": True, "pid": s.daemon_pid, "port": s.daemon_port}
+        return {"servedBy": by, **s.daemon_status}
+    assert s.status is not None
+    return {"servedBy": {"daemon": False}, **status_to_json(s.status)}
+
+
+def served_status_from_json(d: dict[str, Any]) -> ServedStatus:
+    """A ServedStatus from its JSON."""
+    from engram.service.daemon import ServedStatus
+
+    by, rest = d["servedBy"], {k: v for k, v in d.items() if k != "servedBy"}
+    if by["daemon"]:
+        return ServedStatus(by.get("pid"), by.get("port"), daemon_status=rest)
+    return ServedStatus(status=status_from_json(rest))
+
+
 # the facade's result types encoded here, by module and name (importing them would not be light)
 ENCODERS: dict[str, Callable[[Any], Any]] = {
     "engram.service.model_health.ModelState": model_state_to_json,
@@ -695,4 +886,10 @@ ENCODERS: dict[str, Callable[[Any], Any]] = {
     "engram.service.sync.SyncStatus": sync_status_to_json,
     "engram.service.sync.SyncCheck": sync_check_to_json,
     "engram.service.upkeep.CleanupReport": cleanup_report_to_json,
+    "engram.service.semantic.ModelsList": models_list_to_json,
+    "engram.models.protocols.GGUFInfo": gguf_info_to_json,
+    "engram.service.collections.Listing": listing_to_json,
+    "engram.service.sync.SyncSetup": sync_setup_to_json,
+    "engram.service.upkeep.BenchReport": bench_report_to_json,
+    "engram.service.daemon.ServedStatus": served_status_to_json,
 }

@@ -20,6 +20,7 @@ BAD_CHARS = set('*"\\<>:|?#^[]')
 MAX_NAME_BYTES = 255
 MAX_PATH_BYTES = 1024  # well under PATH_MAX once joined to the vault's own path
 TRASH = ".trash"
+DEFAULT_SECTION = "Related"  # the heading `note link` adds a link under
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _SPACES = re.compile(r"\s+")
 _NOTE_EXT = ".md"
