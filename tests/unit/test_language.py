@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from engram.index import languages
@@ -83,3 +85,20 @@ def test_which_languages_an_embedder_serves() -> None:
     assert languages.served("/models/mystery.gguf") is None
     assert languages.served(None) is None
     assert sources.MULTILINGUAL.serves == language.EVERY
+
+
+def test_the_cached_model_answers_as_the_packaged_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from py3langid.langid import MODEL_FILE, LanguageIdentifier
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    packaged = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+    made = language._load_identifier()  # unpacks into the cache
+    (copy,) = (tmp_path / "engram" / "langid").glob("*.npz")
+    read = language._load_identifier()  # reads the unpacked copy
+    for text in PROSE.values():
+        assert made.classify(text) == read.classify(text) == packaged.classify(text)
+    copy.write_bytes(b"not a model")  # a damaged copy: the packaged model, and made again
+    assert language._load_identifier().classify(PROSE["de"]) == packaged.classify(PROSE["de"])
+    assert not copy.exists()

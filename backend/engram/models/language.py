@@ -3,16 +3,22 @@
 Cheap enough for every note the indexer stores and every expanded query: the script comes from
 Unicode character names (stdlib), the language from py3langid, a naive Bayes identifier over
 byte n-grams for about 140 languages whose model ships inside the package (no model hub),
-loaded once per process (~0.5 s) on first use. Only a sample of a long text is read.
+loaded once per process on first use (from an unpacked copy in the cache: ~0.1 s; unpacking
+the packaged LZMA file costs ~0.5 s more). Only a sample of a long text is read.
 """
 
 from __future__ import annotations
 
+import lzma
+import os
 import re
+import shutil
+import tempfile
 import threading
 import unicodedata
 from collections import Counter
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 UNDETERMINED = "und"
@@ -104,10 +110,61 @@ def _detector() -> Any:
     global _identifier
     with _identifier_lock:
         if _identifier is None:
-            from py3langid.langid import MODEL_FILE, LanguageIdentifier
-
-            _identifier = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+            _identifier = _load_identifier()
         return _identifier
+
+
+def _load_identifier() -> Any:
+    """py3langid's identifier. Its model ships LZMA-compressed (68 MB unpacked) and unpacking it
+    was most of a one-off `engram status`; the unpacked copy is kept in the cache, named by
+    py3langid's version, and any trouble with it falls back to the packaged file."""
+    from importlib.metadata import version
+
+    from py3langid.langid import MODEL_DIR, MODEL_FILE, LanguageIdentifier
+
+    unpacked = None
+    try:
+        unpacked = _unpacked_model(MODEL_DIR / MODEL_FILE, f"py3langid-{version('py3langid')}")
+        ptc, pc, classes, nextmove, row, output = _read_unpacked(unpacked)
+        return LanguageIdentifier(ptc, pc, classes, nextmove, output, norm_probs=True, tk_row=row)
+    except (OSError, ValueError, KeyError, AttributeError, ImportError, EOFError):
+        if unpacked is not None:  # a damaged copy is made again next time
+            unpacked.unlink(missing_ok=True)
+        return LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+
+
+def _unpacked_model(packed: Path, name: str) -> Path:
+    """The cached unpacked copy of `packed`, made (atomically) when missing."""
+    folder = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "engram"
+    target = folder / "langid" / f"{name}.npz"
+    if target.is_file():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".unpack-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as out, lzma.open(packed) as src:
+            shutil.copyfileobj(src, out, length=1 << 20)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return target
+
+
+def _read_unpacked(path: Path) -> tuple[Any, ...]:
+    """The identifier's parts from an unpacked model, in the shapes py3langid's loader gives."""
+    import numpy as np
+    from py3langid.modelio import _to_array
+
+    with np.load(path, allow_pickle=False) as data:
+        return (
+            data["ptc"],
+            data["pc"],
+            data["classes"].tolist(),
+            _to_array(data["nextmove"]),
+            _to_array(data["nextmove_row"]),
+            data["out_feat"].tolist(),
+        )
 
 
 def _classify(text: str) -> tuple[str, float, int]:
