@@ -11,9 +11,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import settings
 
 from engram import config
 from engram.service import Engram
+
+# Tests assert behaviour, not timing: on a loaded CI machine Hypothesis's 200 ms per-example
+# deadline fails examples that are merely slow (a test's own @settings still applies on top).
+settings.register_profile("engram", deadline=None)
+settings.load_profile("engram")
 
 TINY_VAULT: dict[str, str | bytes] = {
     "Welcome.md": (

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from engram.graph.autolink import AutoLinker, Mention
@@ -235,6 +235,7 @@ def test_removing_the_inserted_syntax_gives_back_the_input(text: str) -> None:
 
 @settings(max_examples=100, deadline=None)
 @given(_TEXT)
+@example("Apple(北京北京")  # `](` opens a Markdown destination that holds the `[[北京]]` it made
 def test_linking_twice_adds_nothing(text: str) -> None:
     once = LINKER.link(text).text
     assert LINKER.link(once).text == once

@@ -6,7 +6,7 @@ import unicodedata
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from engram.vault.parse import parse_note
@@ -414,10 +414,14 @@ _PATH = st.lists(_PART, min_size=1, max_size=3).map(lambda parts: "/".join(parts
         _PATH, min_size=1, max_size=12, unique_by=lambda p: unicodedata.normalize("NFC", p).lower()
     )
 )
+@example(paths=["0.MD.md"])  # a name that itself ends in `.md`, linked as `[[0.MD]]`
+@example(paths=["0.md", "0.MD.md"])
 def test_every_file_resolves_from_its_full_path_and_its_name(paths: list[str]) -> None:
     index = LinkIndex.build(paths)
+    written = {p.lower(): p for p in paths}
     for path in paths:
         assert resolve(path, "", index).path == path
-        assert resolve(path[:-3], "", index).path == path
+        # without `.md`, unless that is another file's whole path, which a target names first
+        assert resolve(path[:-3], "", index).path == written.get(path[:-3].lower(), path)
         by_name = resolve(path.rsplit("/", 1)[-1][:-3], "", index).path
         assert by_name is not None and link_key(by_name) == link_key(path)

@@ -56,7 +56,9 @@ _INLINE_SKIP = re.compile(
     """,
     re.S | re.M | re.X,
 )
-_EXISTING = re.compile(r"\[\[([^\]|#\n\\]*)|\]\(<?([^)#>\s]*)")
+# Targets already linked; a Markdown link's destination is read by lookahead, so a wikilink
+# inside it (`](x [[Note]]`) is still seen as one.
+_EXISTING = re.compile(r"\[\[([^\]|#\n\\]*)|\]\(<?(?=([^)#>\s]*))")
 _BAD_NAME = re.compile(r"[\[\]|\n\r]")
 _BAD_TARGET = re.compile(r"[\[\]|#^\n\r]")
 _KIND_RANK = {"note": 0, "alias": 1, "entity": 2}

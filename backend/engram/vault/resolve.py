@@ -43,7 +43,15 @@ def link_key(target: str) -> str:
     the ones to re-resolve when a file with that key appears, disappears or moves.
     """
     last = _nfc(target.strip()).rsplit("/", 1)[-1].lower()
-    return last[: -len(_NOTE_EXT)] if last.endswith(_NOTE_EXT) else last
+    return _strip_ext(last)
+
+
+def _strip_ext(name: str) -> str:
+    """`name` without every trailing `.md`: `[[0.MD]]` may mean `0.md` or `0.MD.md`, so both
+    files share the key of the link (the exact variants then decide)."""
+    while name.endswith(_NOTE_EXT):
+        name = name[: -len(_NOTE_EXT)]
+    return name
 
 
 @dataclass(frozen=True)
@@ -251,10 +259,9 @@ def _resolve_path(
             return hit, "relative", 0
     text = text.lstrip("/")
     lowered = text.lower()
-    key = lowered.rpartition("/")[2]
-    variants: tuple[str, ...]
-    if key.endswith(_NOTE_EXT):
-        key, variants = key[: -len(_NOTE_EXT)], (lowered,)
+    key = _strip_ext(lowered.rpartition("/")[2])
+    if lowered.endswith(_NOTE_EXT):  # the file as written first, then a name ending in `.md`
+        variants = (lowered, lowered + _NOTE_EXT)
     else:
         variants = (lowered + _NOTE_EXT, lowered)
     lower = index._lower
