@@ -95,6 +95,22 @@ def test_query_and_document_prompts(tiny) -> None:
     assert cosine(embedder.embed_documents(["cat"])[0], doc) >= 0.999
 
 
+def test_a_long_query_is_the_mean_of_its_windows(tiny) -> None:
+    """Past the model's limit a query is cut into windows that each start like a query
+    ([CLS] + prefix) and end with [SEP], cover every token once, and are averaged."""
+    embedder = load_embedder(tiny.embed_prompted)  # 64 tokens, "query: " prefix
+    words = "the cat runs in the garden " * 30
+    tokens = embedder.tokenize("query: " + words)
+    head = tokens[: 1 + embedder.count_tokens("query: ")]
+    windows = embedder.query_windows(tokens)
+    assert len(windows) > 2 and all(len(w) <= embedder.max_tokens for w in windows)
+    assert all(w[: len(head)] == head and w[-1] == tokens[-1] for w in windows)
+    assert [t for w in windows for t in w[len(head) : -1]] == tokens[len(head) : -1]
+    weights = tiny_bert_weights(tiny.embed_prompted)
+    units = [mean_embedding(weights, w, heads=2) for w in windows]  # unit vectors
+    assert cosine(embedder.embed_query(words), np.mean(units, axis=0)) >= 0.999
+
+
 def test_models_load_once_per_process(tiny) -> None:
     assert load_embedder(tiny.embed) is load_embedder(tiny.embed)
     assert load_embedder(tiny.embed, n_threads=1) is not load_embedder(tiny.embed)
