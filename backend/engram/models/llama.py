@@ -240,7 +240,8 @@ class LlamaEmbedder:
 
     def embed_query(self, text: str) -> Vector:
         """The normalized vector of a query, with the model's query prefix applied; a query
-        longer than the model's window is read whole, in windows (`query_windows`)."""
+        longer than the model's window is read whole, in windows (`query_windows`) pooled
+        together."""
         with self._lock:
             windows = self.query_windows(self.tokenize(self.prompts.query + text))
             pooled = self._decoder.run(windows)
@@ -297,8 +298,12 @@ def _unit(vectors: np.ndarray) -> np.ndarray:
 
 
 def _combine(pooled: np.ndarray, windows: Sequence[Sequence[int]]) -> np.ndarray:
-    """One query vector from its windows' pooled vectors: the mean of their unit vectors."""
-    return _unit(pooled).mean(axis=0)
+    """One query vector from its windows' mean-pooled vectors, weighted by their lengths: the
+    mean over all the query's tokens, as MEAN pooling over a longer window would give. (On
+    ArguAna's long queries this measured above averaging the windows' unit vectors, which
+    lets a short last window count as much as a full one.)"""
+    weights = np.asarray([len(w) for w in windows], dtype=np.float32)
+    return (pooled * weights[:, None]).sum(axis=0) / weights.sum()
 
 
 def _utf8(text: str) -> bytes:
