@@ -58,6 +58,14 @@ def test_urls_and_times_are_words_not_filters() -> None:
     assert "example.com/x" in " ".join(q.terms) or q.terms
 
 
+def test_a_colon_before_punctuation_is_prose_not_a_filter() -> None:
+    """Pasted prose ("the court's judgement:” ...") must not turn into a field filter that
+    matches no note."""
+    q = parse_query("the final judgement:” was clear, as they are:’, said")
+    assert q.filters.is_empty()
+    assert "judgement" in q.terms and "judgement:”" in q.text
+
+
 def test_bad_date_is_a_clear_error() -> None:
     with pytest.raises(QueryError, match="after: expects a date"):
         parse_query("x after:someday")

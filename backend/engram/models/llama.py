@@ -26,6 +26,9 @@ from .protocols import GGUFInfo, ModelError, Vector
 
 T = TypeVar("T")
 N_BATCH = 512  # larger batches collapse BERT throughput on CPU (MODELS.md)
+# A query longer than the model's window is embedded window by window: a pasted page is read
+# whole, a pasted book is not (8 windows of MiniLM's 256 tokens: about 1,500 words).
+MAX_QUERY_WINDOWS = 8
 _CACHE: dict[tuple[Any, ...], Any] = {}
 _CACHE_LOCK = threading.Lock()
 _POOLING_IDS = {"none": 0, "mean": 1, "cls": 2, "last": 3, "rank": 4}
@@ -205,6 +208,11 @@ class LlamaEmbedder:
         self._prefix_tokens = (
             self.count_tokens(self.prompts.document) if self.prompts.document else 0
         )
+        self._query_prefix: list[int] = (
+            list(self.llm.tokenize(_utf8(self.prompts.query), add_bos=False, special=False))
+            if self.prompts.query
+            else []
+        )
         self._decoder = SequenceDecoder(self.llm, n_batch, self.dim)
         self._lock = threading.Lock()
 
@@ -231,8 +239,28 @@ class LlamaEmbedder:
         return self._embed([prefix + t for t in texts]).tolist()
 
     def embed_query(self, text: str) -> Vector:
-        """The normalized vector of a query, with the model's query prefix applied."""
-        return self._embed([self.prompts.query + text])[0].tolist()
+        """The normalized vector of a query, with the model's query prefix applied; a query
+        longer than the model's window is read whole, in windows (`query_windows`) pooled
+        together."""
+        with self._lock:
+            windows = self.query_windows(self.tokenize(self.prompts.query + text))
+            pooled = self._decoder.run(windows)
+        return _unit(_combine(pooled, windows)).tolist()
+
+    def query_windows(self, tokens: list[int]) -> list[list[int]]:
+        """The token sequences a query is embedded from: itself when it fits the model's
+        window, else consecutive windows each holding the special tokens and the query prefix
+        (a text truncated to its first window loses what a long query says last)."""
+        if len(tokens) <= self.max_tokens:
+            return [tokens or [0]]
+        head_len, prefix = self._head, self._query_prefix
+        if prefix and tokens[head_len : head_len + len(prefix)] == prefix:
+            head_len += len(prefix)  # every window starts like the model's queries do
+        head, tail = tokens[:head_len], tokens[len(tokens) - self._tail :] if self._tail else []
+        body = tokens[head_len : len(tokens) - len(tail)]
+        width = max(1, self.max_tokens - len(head) - len(tail))
+        starts = range(0, min(len(body), width * MAX_QUERY_WINDOWS), width)
+        return [head + body[i : i + width] + tail for i in starts]
 
     def _embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
@@ -240,8 +268,7 @@ class LlamaEmbedder:
         with self._lock:
             seqs = [self._truncate(self.tokenize(t)) for t in texts]
             vectors = self._decoder.run(seqs)
-        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-        return vectors / np.where(norms > 0, norms, 1.0)
+        return _unit(vectors)
 
     def _truncate(self, tokens: list[int]) -> list[int]:
         if not tokens:
@@ -262,6 +289,21 @@ def load_embedder(path: Path, n_threads: int = 2, max_tokens: int | None = None)
     return cached(
         ("embed", n_threads, max_tokens), path, lambda: LlamaEmbedder(path, n_threads, max_tokens)
     )
+
+
+def _unit(vectors: np.ndarray) -> np.ndarray:
+    """Rows (or one vector) scaled to unit length; a zero vector stays zero."""
+    norms = np.linalg.norm(vectors, axis=-1, keepdims=True)
+    return vectors / np.where(norms > 0, norms, 1.0)
+
+
+def _combine(pooled: np.ndarray, windows: Sequence[Sequence[int]]) -> np.ndarray:
+    """One query vector from its windows' mean-pooled vectors, weighted by their lengths: the
+    mean over all the query's tokens, as MEAN pooling over a longer window would give. (On
+    ArguAna's long queries this measured above averaging the windows' unit vectors, which
+    lets a short last window count as much as a full one.)"""
+    weights = np.asarray([len(w) for w in windows], dtype=np.float32)
+    return (pooled * weights[:, None]).sum(axis=0) / weights.sum()
 
 
 def _utf8(text: str) -> bytes:

@@ -250,7 +250,8 @@ def parse_query(raw: str) -> ParsedQuery:
                     c.free.append(quoted.strip())
         else:
             fm = _FILTER.match(bare)
-            if fm and not bare.split(":", 1)[1].startswith("//"):
+            # "judgement:”" in pasted prose is a word before a quote mark, not a filter
+            if fm and _has_word(fm.group(2)) and not fm.group(2).startswith("//"):
                 _add_filter(c, fm.group(1), fm.group(2))
             else:
                 _add_word(bare, c.terms, c.prefixes, c.excluded, c.cjk, c.free)

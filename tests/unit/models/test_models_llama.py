@@ -19,7 +19,7 @@ from engram.models.llama_rerank import (
     to_probability,
 )
 from engram.models.protocols import ModelError
-from tests.fixtures.tiny_gguf import cross_encoder_score, mean_embedding
+from tests.fixtures.tiny_gguf import bert_forward, cross_encoder_score, mean_embedding
 
 TEXTS = [
     "the cat runs in the garden",
@@ -93,6 +93,23 @@ def test_query_and_document_prompts(tiny) -> None:
     doc = mean_embedding(weights, embedder.tokenize("passage: cat"), heads=2)
     assert cosine(embedder.embed_query("cat"), query) >= 0.999
     assert cosine(embedder.embed_documents(["cat"])[0], doc) >= 0.999
+
+
+def test_a_long_query_is_pooled_over_all_its_windows(tiny) -> None:
+    """Past the model's limit a query is cut into windows that each start like a query
+    ([CLS] + prefix) and end with [SEP], cover every token once, and are pooled together."""
+    embedder = load_embedder(tiny.embed_prompted)  # 64 tokens, "query: " prefix
+    words = "the cat runs in the garden " * 30
+    tokens = embedder.tokenize("query: " + words)
+    head = tokens[: 1 + embedder.count_tokens("query: ")]
+    windows = embedder.query_windows(tokens)
+    assert len(windows) > 2 and all(len(w) <= embedder.max_tokens for w in windows)
+    assert all(w[: len(head)] == head and w[-1] == tokens[-1] for w in windows)
+    assert [t for w in windows for t in w[len(head) : -1]] == tokens[len(head) : -1]
+    weights = tiny_bert_weights(tiny.embed_prompted)
+    # MEAN pooling over every token of every window (each token seen in its own window)
+    pooled = sum(bert_forward(weights, w, 2).sum(0) for w in windows)
+    assert cosine(embedder.embed_query(words), pooled) >= 0.999
 
 
 def test_models_load_once_per_process(tiny) -> None:
