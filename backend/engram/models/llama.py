@@ -257,10 +257,15 @@ class LlamaEmbedder:
         self.llm.close()
 
 
-def load_embedder(path: Path, n_threads: int = 2, max_tokens: int | None = None) -> LlamaEmbedder:
-    """The process-wide embedder for `path` (loaded on first call)."""
+def load_embedder(
+    path: Path, n_threads: int = 2, max_tokens: int | None = None, context: str = "main"
+) -> LlamaEmbedder:
+    """The process-wide embedder for `path` (loaded on first call). Each `context` name gets its
+    own llama.cpp context and lock, so a query never waits behind another context's batch."""
     return cached(
-        ("embed", n_threads, max_tokens), path, lambda: LlamaEmbedder(path, n_threads, max_tokens)
+        ("embed", context, n_threads, max_tokens),
+        path,
+        lambda: LlamaEmbedder(path, n_threads, max_tokens),
     )
 
 
