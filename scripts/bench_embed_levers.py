@@ -8,7 +8,11 @@ Passages are the first `--docs` SciFact abstracts chunked exactly as `engram emb
 `SequenceDecoder` (several sequences per llama.cpp batch), in calls of `EMBED_BATCH` passages in
 queue order unless the variant says otherwise. Variants run in turn, round after round, so
 background load hits them alike; the ratio is the median passages/s of a variant over the
-baseline's. The f32 and q8_0 files are written by our converter into a temporary folder.
+baseline's. Each run is timed on the wall clock and in CPU seconds of this process: on a
+shared machine, `--threads 1` and the CPU-time column compare the work each setting costs
+without the noise of other processes (spinning threads count as CPU time, so compare thread
+counts on the wall clock of a quiet machine). The f32 and q8_0 files are written by our
+converter into a temporary folder.
 """
 
 from __future__ import annotations
@@ -36,7 +40,7 @@ class Variant:
 
     name: str
     dtype: str = "f16"
-    threads: int = 2
+    threads: int = 0  # 0: --threads
     n_batch: int = 512
     n_ubatch: int = 512  # an encoder needs the whole batch in one ubatch: n_ubatch = n_batch
     flash_attn: bool = True
@@ -56,7 +60,9 @@ VARIANTS = [
     Variant("batch1024", n_batch=1024, n_ubatch=1024),
     Variant("by_length", by_length=True),
     Variant("calls64", call_size=64),
+    Variant("by_length_calls64", by_length=True, call_size=64),
     Variant("threads1", threads=1),
+    Variant("threads2", threads=2),
 ]
 
 
@@ -96,13 +102,15 @@ def model_files(cache: Path, work: Path) -> dict[str, Path]:
     return files
 
 
-def runner(v: Variant, path: Path, texts: list[str]) -> Callable[..., float]:
+def runner(
+    v: Variant, path: Path, texts: list[str], threads: int
+) -> Callable[..., tuple[float, float]]:
     """A closure that embeds every passage with this variant and returns the seconds taken."""
     from engram.models.llama import SequenceDecoder, open_llama
 
     llm = open_llama(
         path,
-        v.threads,
+        v.threads or threads,
         embedding=True,
         n_ctx=v.n_batch,
         n_batch=v.n_batch,
@@ -117,12 +125,12 @@ def runner(v: Variant, path: Path, texts: list[str]) -> Callable[..., float]:
     if v.by_length:
         seqs.sort(key=len)
 
-    def run(limit: int | None = None) -> float:
+    def run(limit: int | None = None) -> tuple[float, float]:
         todo = seqs[:limit]
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         for i in range(0, len(todo), v.call_size):
             decoder.run(todo[i : i + v.call_size])
-        return time.perf_counter() - started
+        return time.perf_counter() - started, time.process_time() - cpu
 
     return run
 
@@ -146,6 +154,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--docs", type=int, default=60)
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--threads", type=int, default=2, help="Threads of every variant but threadsN.")
     ap.add_argument("--only", help="Comma-separated variant names (base is always included).")
     ap.add_argument("--cosine", type=int, metavar="DOCS", help="Compare vectors instead.")
     ap.add_argument("--corpus", type=Path, default=CORPUS)
@@ -162,20 +171,26 @@ def main() -> None:
     texts = passages(args.docs, args.corpus, cache)
     wanted = set(args.only.split(",")) | {"base"} if args.only else None
     variants = [v for v in VARIANTS if wanted is None or v.name in wanted]
-    runs = {v.name: runner(v, files[v.dtype], texts) for v in variants}
+    runs = {v.name: runner(v, files[v.dtype], texts, args.threads) for v in variants}
     for run in runs.values():
         run(8)  # warm up: page the weights in, size the buffers
     rates: dict[str, list[float]] = {name: [] for name in runs}
+    per_cpu: dict[str, list[float]] = {name: [] for name in runs}
     for _ in range(args.rounds):
         for name, run in runs.items():
-            rates[name].append(len(texts) / run())
-    print(f"{len(texts)} passages from {args.docs} SciFact abstracts; load {os.getloadavg()}")
+            wall, cpu = run()
+            rates[name].append(len(texts) / wall)
+            per_cpu[name].append(len(texts) / cpu)
+            print(f"  {name}: {rates[name][-1]:.2f} passages/s, {per_cpu[name][-1]:.2f} per CPU-s")
+    load = " ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"{len(texts)} passages from {args.docs} SciFact abstracts; load average {load}")
     base = statistics.median(rates["base"])
+    base_cpu = statistics.median(per_cpu["base"])
     for name, rs in rates.items():
-        med = statistics.median(rs)
+        med, med_cpu = statistics.median(rs), statistics.median(per_cpu[name])
         print(
-            f"{name:>15}: {med:6.2f} passages/s  x{med / base:.2f}  "
-            f"(rounds: {', '.join(f'{r:.2f}' for r in rs)})"
+            f"{name:>17}: {med:6.2f} passages/s x{med / base:.2f} | {med_cpu:6.2f} per CPU-s "
+            f"x{med_cpu / base_cpu:.2f}  (wall rounds: {', '.join(f'{r:.2f}' for r in rs)})"
         )
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import atexit
 import ctypes
 import logging
+import os
 import re
 import threading
 from collections.abc import Callable, Sequence
@@ -33,6 +34,10 @@ _POOLING_IDS = {"none": 0, "mean": 1, "cls": 2, "last": 3, "rank": 4}
 
 def lib() -> Any:
     """The llama_cpp module, imported on first use, with its log output limited to errors."""
+    # llama.cpp's OpenMP threads meet at a barrier after every operation. Spinning there (the
+    # OpenMP default) wastes the cores when a thread is preempted: on a busy machine two
+    # spinning threads embedded half as fast as one (docs/benchmarks.md). Read at library load.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     import llama_cpp
 
     logging.getLogger("llama-cpp-python").setLevel(logging.ERROR)
