@@ -1,14 +1,14 @@
 """Which llama.cpp settings make embedding faster: each lever against a baseline, same passages.
 
-    python scripts/bench_embed_levers.py [--docs 120] [--rounds 2] [--only base,q8_0,...]
+    python scripts/bench_embed_levers.py [--docs 60] [--rounds 2] [--threads 1] [--only base,q8_0,...]
     python scripts/bench_embed_levers.py --cosine 2000   # q8_0 / f32 vs f16 vectors
 
 Passages are the first `--docs` SciFact abstracts chunked exactly as `engram embed` chunks them
 (../shared/bench/scifact/corpus.jsonl). Every variant embeds all of them through Engram's
-`SequenceDecoder` (several sequences per llama.cpp batch), in calls of `EMBED_BATCH` passages in
-queue order unless the variant says otherwise. Variants run in turn, round after round, so
-background load hits them alike; the ratio is the median passages/s of a variant over the
-baseline's. Each run is timed on the wall clock and in CPU seconds of this process: on a
+`SequenceDecoder` (several sequences per llama.cpp batch, up to PACK_TOKENS tokens), in calls
+of `EMBED_BATCH` passages in queue order unless the variant says otherwise. Variants run in
+turn, round after round, so background load hits them alike; the ratio is the median
+passages/s of a variant over the baseline's. Each run is timed on the wall clock and in CPU seconds of this process: on a
 shared machine, `--threads 1` and the CPU-time column compare the work each setting costs
 without the noise of other processes (spinning threads count as CPU time, so compare thread
 counts on the wall clock of a quiet machine). The f32 and q8_0 files are written by our
@@ -45,6 +45,7 @@ class Variant:
     n_ubatch: int = 512  # an encoder needs the whole batch in one ubatch: n_ubatch = n_batch
     flash_attn: bool = True
     one_per_decode: bool = False
+    pack_tokens: int = 0  # 0: Engram's PACK_TOKENS
     call_size: int = 16  # passages per embed_documents call (EMBED_BATCH)
     by_length: bool = False  # the queue sorted by token count first
     extra: dict[str, Any] = field(default_factory=dict)
@@ -56,8 +57,9 @@ VARIANTS = [
     Variant("f32", dtype="f32"),
     Variant("flash_off", flash_attn=False),
     Variant("one_per_decode", one_per_decode=True),
+    Variant("pack512", pack_tokens=512),  # before issue 20: packed up to n_batch
     Variant("batch256", n_batch=256, n_ubatch=256),
-    Variant("batch1024", n_batch=1024, n_ubatch=1024),
+    Variant("batch1024", n_batch=1024, n_ubatch=1024, pack_tokens=1024),
     Variant("by_length", by_length=True),
     Variant("calls64", call_size=64),
     Variant("by_length_calls64", by_length=True, call_size=64),
@@ -121,6 +123,8 @@ def runner(
     decoder = SequenceDecoder(llm, v.n_batch, int(llm.n_embd()))
     if v.one_per_decode:
         decoder._n_seq_max = 1
+    if v.pack_tokens:
+        decoder.pack_tokens = v.pack_tokens
     seqs = [list(llm.tokenize(t.encode(), add_bos=True, special=False))[:256] for t in texts]
     if v.by_length:
         seqs.sort(key=len)

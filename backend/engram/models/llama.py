@@ -27,6 +27,11 @@ from .protocols import GGUFInfo, ModelError, Vector
 
 T = TypeVar("T")
 N_BATCH = 512  # larger batches collapse BERT throughput on CPU (MODELS.md)
+# Tokens of several sequences packed into one decode. Attention spans the whole batch (masked
+# per sequence), so its cost grows with the square of the packed length: two 200-token
+# passages decoded apart cost ~20% less CPU than packed together (docs/benchmarks.md), while
+# short passages still share a decode.
+PACK_TOKENS = 256
 _CACHE: dict[tuple[Any, ...], Any] = {}
 _CACHE_LOCK = threading.Lock()
 _POOLING_IDS = {"none": 0, "mean": 1, "cls": 2, "last": 3, "rank": 4}
@@ -115,6 +120,7 @@ class SequenceDecoder:
         self._lib = lib()
         self._batch = self._lib.llama_batch_init(n_batch, 0, 1)
         self._n_seq_max = max(1, int(self._lib.llama_n_seq_max(llm.ctx)))
+        self.pack_tokens = min(n_batch, PACK_TOKENS)
 
     def run(self, seqs: Sequence[Sequence[int]]) -> np.ndarray:
         """float32 [len(seqs), n_out]; every sequence must fit in one batch."""
@@ -124,12 +130,14 @@ class SequenceDecoder:
         return out
 
     def _pack(self, seqs: Sequence[Sequence[int]]) -> list[list[int]]:
-        """First-fit decreasing: fewer, fuller batches than packing in input order."""
+        """First-fit decreasing into batches of at most PACK_TOKENS tokens (a longer sequence
+        gets a batch of its own): fewer, fuller batches than packing in input order."""
+        budget = self.pack_tokens
         bins: list[tuple[int, list[int]]] = []
         for i in sorted(range(len(seqs)), key=lambda i: -len(seqs[i])):
             size = len(seqs[i])
             for b, (used, members) in enumerate(bins):
-                if used + size <= self.n_batch and len(members) < self._n_seq_max:
+                if used + size <= budget and len(members) < self._n_seq_max:
                     members.append(i)
                     bins[b] = (used + size, members)
                     break
