@@ -1,6 +1,6 @@
 """Which llama.cpp settings make embedding faster: each lever against a baseline, same passages.
 
-    python scripts/bench_embed_levers.py [--docs 60] [--rounds 2] [--threads 1] [--only base,q8_0,...]
+    python scripts/bench_embed_levers.py [--docs 60] [--rounds 2] [--threads 1] [--only a,b]
     python scripts/bench_embed_levers.py --cosine 2000   # q8_0 / f32 vs f16 vectors
 
 Passages are the first `--docs` SciFact abstracts chunked exactly as `engram embed` chunks them
@@ -8,11 +8,11 @@ Passages are the first `--docs` SciFact abstracts chunked exactly as `engram emb
 `SequenceDecoder` (several sequences per llama.cpp batch, up to PACK_TOKENS tokens), in calls
 of `EMBED_BATCH` passages in queue order unless the variant says otherwise. Variants run in
 turn, round after round, so background load hits them alike; the ratio is the median
-passages/s of a variant over the baseline's. Each run is timed on the wall clock and in CPU seconds of this process: on a
-shared machine, `--threads 1` and the CPU-time column compare the work each setting costs
-without the noise of other processes (spinning threads count as CPU time, so compare thread
-counts on the wall clock of a quiet machine). The f32 and q8_0 files are written by our
-converter into a temporary folder.
+passages/s of a variant over the baseline's. Each run is timed on the wall clock and in CPU
+seconds of this process: on a shared machine, `--threads 1` and the CPU-time column compare
+the work each setting costs without the noise of other processes (spinning threads count as
+CPU time, so compare thread counts on the wall clock of a quiet machine). The f32 and q8_0
+files are written by our converter into a temporary folder.
 """
 
 from __future__ import annotations
