@@ -28,8 +28,8 @@ from .protocols import GGUFInfo, ModelError, Vector
 T = TypeVar("T")
 N_BATCH = 512  # larger batches collapse BERT throughput on CPU (MODELS.md)
 # Tokens of several sequences packed into one decode. Attention spans the whole batch (masked
-# per sequence), so its cost grows with the square of the packed length: two 200-token
-# passages decoded apart cost ~20% less CPU than packed together (docs/benchmarks.md), while
+# per sequence), so its cost grows with the square of the packed length: SciFact passages
+# packed up to 256 tokens cost ~8% less CPU than packed up to 512 (docs/benchmarks.md), while
 # short passages still share a decode.
 PACK_TOKENS = 256
 _CACHE: dict[tuple[Any, ...], Any] = {}
@@ -40,8 +40,9 @@ _POOLING_IDS = {"none": 0, "mean": 1, "cls": 2, "last": 3, "rank": 4}
 def lib() -> Any:
     """The llama_cpp module, imported on first use, with its log output limited to errors."""
     # llama.cpp's OpenMP threads meet at a barrier after every operation. Spinning there (the
-    # OpenMP default) wastes the cores when a thread is preempted: on a busy machine two
-    # spinning threads embedded half as fast as one (docs/benchmarks.md). Read at library load.
+    # OpenMP default) burns the time slice a preempted partner needs: on a busy machine two
+    # spinning threads embedded at a fifth to two fifths of one thread's rate, two passive ones
+    # at twice it (docs/benchmarks.md). libgomp reads it when llama.cpp loads.
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     import llama_cpp
 
