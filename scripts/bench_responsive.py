@@ -11,8 +11,8 @@ already embedded, e.g. /tmp/engram-bench-scifact, the whole corpus is used and n
 re-embedded). Then SciFact's test queries run for `--seconds` with the daemon idle; then
 `--extra` new notes (abstracts with their sentences reversed, so every passage needs a new
 vector) are written and indexed, and the same queries run for `--seconds` while the daemon
-embeds them. The extra notes are removed at the end (and unindexed by the next start). The embedding model is
-the user's prepared default unless ENGRAM_EMBED_MODEL is set.
+embeds them. The extra notes are removed at the end (and unindexed by the next start). The
+embedding model is the user's prepared default unless ENGRAM_EMBED_MODEL is set.
 """
 
 from __future__ import annotations
