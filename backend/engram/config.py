@@ -318,6 +318,14 @@ def default_threads() -> int:
     return max(1, min(os.cpu_count() or 2, 8))
 
 
+def background_threads(n_threads: int) -> int:
+    """llama.cpp threads for the daemon's background embedding: `n_threads`, less one core
+    left free for searches and the user on machines with more than two."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    cores = cores or 2
+    return max(1, min(n_threads, cores - 1)) if cores > 2 else n_threads
+
+
 def normalize_prefix(prefix: str) -> str:
     """'/a/b/' and 'a/b' both become '/a/b'; the root is '/'."""
     return "/" + str(prefix).strip().strip("/")

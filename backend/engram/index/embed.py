@@ -26,6 +26,10 @@ from engram.store.search import content_text
 
 EMBED_BATCH = 16
 CHUNK_COMMIT_SECONDS = 0.5
+# New vectors reach searches at least this often during a long embed. Not after every batch:
+# a search process reloads its in-memory vectors when the generation changes, and reloading
+# after each batch made every search during an embed pay that reload.
+VISIBLE_SECONDS = 5.0
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
 
@@ -160,16 +164,27 @@ def _embed_pass(
     db: Database, embedder: Embedder, report: EmbedReport, progress: Progress | None
 ) -> None:
     total = vectors.queue_size(db.conn)
-    while True:
-        batch = vectors.queue_batch(db.conn, EMBED_BATCH)
-        if not batch:
-            break
-        matrix = np.asarray(embedder.embed_documents([text for _, text in batch]), dtype=np.float32)
-        with db.write() as conn:
-            vectors.store_vectors(
-                conn, [(h, row.tobytes()) for (h, _), row in zip(batch, matrix, strict=True)]
-            )
-            vectors.bump_generation(conn)
-        report.embedded += len(batch)
-        if progress:
-            progress("embedding", report.embedded, total)
+    shown = time.perf_counter()
+    unseen = False  # vectors stored since the generation was last bumped
+    try:
+        while True:
+            batch = vectors.queue_batch(db.conn, EMBED_BATCH)
+            if not batch:
+                break
+            texts = [text for _, text in batch]
+            matrix = np.asarray(embedder.embed_documents(texts), dtype=np.float32)
+            with db.write() as conn:
+                vectors.store_vectors(
+                    conn, [(h, row.tobytes()) for (h, _), row in zip(batch, matrix, strict=True)]
+                )
+                unseen = time.perf_counter() - shown < VISIBLE_SECONDS
+                if not unseen:
+                    vectors.bump_generation(conn)
+                    shown = time.perf_counter()
+            report.embedded += len(batch)
+            if progress:
+                progress("embedding", report.embedded, total)
+    finally:  # a cancelled run still shows what it stored
+        if unseen:
+            with db.write() as conn:
+                vectors.bump_generation(conn)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import atexit
 import ctypes
 import logging
+import os
 import re
 import threading
 from collections.abc import Callable, Sequence
@@ -29,6 +30,11 @@ N_BATCH = 512  # larger batches collapse BERT throughput on CPU (MODELS.md)
 # A query longer than the model's window is embedded window by window: a pasted page is read
 # whole, a pasted book is not (8 windows of MiniLM's 256 tokens: about 1,500 words).
 MAX_QUERY_WINDOWS = 8
+# Tokens of several sequences packed into one decode. Attention spans the whole batch (masked
+# per sequence), so its cost grows with the square of the packed length: SciFact passages
+# packed up to 256 tokens cost ~8% less CPU than packed up to 512 (docs/benchmarks.md), while
+# short passages still share a decode.
+PACK_TOKENS = 256
 _CACHE: dict[tuple[Any, ...], Any] = {}
 _CACHE_LOCK = threading.Lock()
 _POOLING_IDS = {"none": 0, "mean": 1, "cls": 2, "last": 3, "rank": 4}
@@ -36,6 +42,11 @@ _POOLING_IDS = {"none": 0, "mean": 1, "cls": 2, "last": 3, "rank": 4}
 
 def lib() -> Any:
     """The llama_cpp module, imported on first use, with its log output limited to errors."""
+    # llama.cpp's OpenMP threads meet at a barrier after every operation. Spinning there (the
+    # OpenMP default) burns the time slice a preempted partner needs: on a busy machine two
+    # spinning threads embedded at a fifth to two fifths of one thread's rate, two passive ones
+    # at twice it (docs/benchmarks.md). libgomp reads it when llama.cpp loads.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     import llama_cpp
 
     logging.getLogger("llama-cpp-python").setLevel(logging.ERROR)
@@ -113,6 +124,7 @@ class SequenceDecoder:
         self._lib = lib()
         self._batch = self._lib.llama_batch_init(n_batch, 0, 1)
         self._n_seq_max = max(1, int(self._lib.llama_n_seq_max(llm.ctx)))
+        self.pack_tokens = min(n_batch, PACK_TOKENS)
 
     def run(self, seqs: Sequence[Sequence[int]]) -> np.ndarray:
         """float32 [len(seqs), n_out]; every sequence must fit in one batch."""
@@ -122,12 +134,14 @@ class SequenceDecoder:
         return out
 
     def _pack(self, seqs: Sequence[Sequence[int]]) -> list[list[int]]:
-        """First-fit decreasing: fewer, fuller batches than packing in input order."""
+        """First-fit decreasing into batches of at most PACK_TOKENS tokens (a longer sequence
+        gets a batch of its own): fewer, fuller batches than packing in input order."""
+        budget = self.pack_tokens
         bins: list[tuple[int, list[int]]] = []
         for i in sorted(range(len(seqs)), key=lambda i: -len(seqs[i])):
             size = len(seqs[i])
             for b, (used, members) in enumerate(bins):
-                if used + size <= self.n_batch and len(members) < self._n_seq_max:
+                if used + size <= budget and len(members) < self._n_seq_max:
                     members.append(i)
                     bins[b] = (used + size, members)
                     break
@@ -284,10 +298,15 @@ class LlamaEmbedder:
         self.llm.close()
 
 
-def load_embedder(path: Path, n_threads: int = 2, max_tokens: int | None = None) -> LlamaEmbedder:
-    """The process-wide embedder for `path` (loaded on first call)."""
+def load_embedder(
+    path: Path, n_threads: int = 2, max_tokens: int | None = None, context: str = "main"
+) -> LlamaEmbedder:
+    """The process-wide embedder for `path` (loaded on first call). Each `context` name gets its
+    own llama.cpp context and lock, so a query never waits behind another context's batch."""
     return cached(
-        ("embed", n_threads, max_tokens), path, lambda: LlamaEmbedder(path, n_threads, max_tokens)
+        ("embed", context, n_threads, max_tokens),
+        path,
+        lambda: LlamaEmbedder(path, n_threads, max_tokens),
     )
 
 

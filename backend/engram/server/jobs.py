@@ -1,5 +1,8 @@
 """The one writer: index jobs and every other write run, in order, on a single thread.
 
+That thread runs at the lowest CPU priority (`lower_priority`), so indexing and embedding a
+vault yield the cores to searches (served by the reader threads) and to the user's other work.
+
 Requests that arrive while a job waits are merged into it (a burst of saves from the plugin or
 the watcher becomes one job; "everything" absorbs any list of paths). Progress is visible in
 `GET /v1/status`. Shutting down stops a running index job at its next batch boundary; the
@@ -12,6 +15,9 @@ import asyncio
 import contextlib
 import functools
 import logging
+import os
+import sys
+import threading
 import uuid
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -22,6 +28,26 @@ from engram.service import Engram
 
 T = TypeVar("T")
 log = logging.getLogger("engram.server")
+BACKGROUND_NICE = 19
+
+
+def lower_priority() -> None:
+    """Lower the calling thread to nice 19 (Linux only; elsewhere a no-op).
+
+    Linux keeps the nice value per thread, and a new thread inherits its creator's: llama.cpp's
+    OpenMP workers, started by this thread at its first decode, run niced too, while the reader
+    threads and the workers they start keep the daemon's priority. Linux also derives a thread's
+    best-effort I/O priority from its nice value (7, the lowest, at 19) when none is set, so no
+    separate ionice is needed. Elsewhere `setpriority` takes process ids, not thread ids."""
+    if not sys.platform.startswith("linux"):
+        return
+    tid = threading.get_native_id()
+    try:
+        nice = os.getpriority(os.PRIO_PROCESS, tid)
+        if nice < BACKGROUND_NICE:
+            os.setpriority(os.PRIO_PROCESS, tid, BACKGROUND_NICE)
+    except OSError as exc:  # a sandbox may forbid it: index at normal priority then
+        log.info("could not lower the writer thread's priority: %s", exc)
 
 
 class Cancelled(Exception):
@@ -65,7 +91,9 @@ class JobRunner:
         self.engram = engram
         self.collection = collection
         self.on_error = on_error
-        self.writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="engram-writer")
+        self.writer = ThreadPoolExecutor(
+            max_workers=1, thread_name_prefix="engram-writer", initializer=lower_priority
+        )
         self.pending: Job | None = None
         self.current: Job | None = None
         self.last: Job | None = None

@@ -92,6 +92,7 @@ class SemanticService:
         self._core = core
         self._retrieval = retrieval
         self._embedder = embedder  # tests inject a fake; otherwise loaded on first use
+        self._background: Embedder | None = embedder  # the daemon's index job embeds with it
         self._vindex: vector_search.VectorIndex | None = None
 
     def loaded_embedder(self) -> Embedder | None:
@@ -121,6 +122,22 @@ class SemanticService:
             except ModelError as exc:
                 raise UnavailableError(str(exc)) from None
         return self._embedder
+
+    def background_embedder(self) -> Embedder:
+        """The embedder the daemon's index job embeds passages with: the same model in its own
+        llama.cpp context (a query embedded meanwhile never waits for a batch of passages),
+        on `config.background_threads` threads."""
+        if self._background is None:
+            from engram.config import background_threads
+            from engram.models.llama import load_embedder
+
+            path = self.model_path("embed")
+            threads = background_threads(self._core.settings.n_threads)
+            try:
+                self._background = load_embedder(path, threads, context="background")
+            except ModelError as exc:
+                raise UnavailableError(str(exc)) from None
+        return self._background
 
     def model_spec(self, role: str) -> str | None:
         """The configured spec of a model role (embed, rerank, generate)."""
@@ -189,9 +206,11 @@ class SemanticService:
         force: bool = False,
         progress: embedding.Progress | None = None,
         say: Callable[[str], None] | None = None,
+        background: bool = False,
     ) -> embedding.EmbedReport:
         """Chunk and embed what has no vector yet (all with `force`), preparing the default
-        model first when it is missing (`say` reports that step)."""
+        model first when it is missing (`say` reports that step); `background` embeds with
+        `background_embedder`."""
         from engram.index import embed as embedding
 
         self.require_vectors()
@@ -199,8 +218,9 @@ class SemanticService:
         for name in names:
             self._core.require_collection(name)
         self.prepare_default_embedder(say)
+        embedder = self.background_embedder() if background else self.embedder()
         return embedding.embed(
-            self._core.db, self.embedder(), names, force, progress, pool=self._core.parse_pool
+            self._core.db, embedder, names, force, progress, pool=self._core.parse_pool
         )
 
     def prepare_default_embedder(self, say: Callable[[str], None] | None = None) -> None:
@@ -225,15 +245,16 @@ class SemanticService:
     def embed_if_available(
         self, collections: Iterable[str] = (), progress: embedding.Progress | None = None
     ) -> embedding.EmbedReport | None:
-        """Embed what changed when an embedding model and sqlite-vec are there; None if not
-        (keyword search needs neither, so background indexing must not fail without them)."""
+        """Embed what changed, in the background (the daemon's index job), when an embedding
+        model and sqlite-vec are there; None if not (keyword search needs neither, so
+        background indexing must not fail without them)."""
         if self._core.settings.embed_model is None or not self._core.db.vec_available:
             return None
         try:
             self.model_path("embed")
         except UnavailableError:
             return None
-        return self.embed(collections, progress=progress)
+        return self.embed(collections, progress=progress, background=True)
 
     def vsearch(
         self,

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -260,3 +262,28 @@ def test_expansion_keeps_the_query_script(tmp_path: Path, chat: bool) -> None:
     assert generator.expand("如何同步笔记", n=2) == ["同步笔记的方法", "两台电脑之间同步"]
     assert generator.expand("how do I sync notes", n=2) == ["sync notes between computers"]
     generator.close()
+
+
+def test_a_query_does_not_wait_for_a_batch_in_another_context(tiny) -> None:
+    """The daemon embeds passages in its own "background" context: a query embedded meanwhile
+    finishes while that batch is still running, not after it."""
+    background = load_embedder(tiny.embed, context="background")
+    main = load_embedder(tiny.embed)
+    assert background is not main and background.llm.ctx != main.llm.ctx
+    order: list[str] = []
+    passages = [f"{i} the cat runs in the garden and the dog sleeps" * 4 for i in range(1000)]
+
+    def long_batch() -> None:
+        background.embed_documents(passages)
+        order.append("batch")
+
+    worker = threading.Thread(target=long_batch)
+    worker.start()
+    deadline = time.monotonic() + 30
+    while not background._lock.locked() and time.monotonic() < deadline:
+        time.sleep(0.001)  # until the batch is in progress
+    assert background._lock.locked()
+    main.embed_query("cat")
+    order.append("query")
+    worker.join()
+    assert order == ["query", "batch"]
