@@ -11,7 +11,7 @@ Two vaults, reported separately:
   frequencies (like natural language); queries drawn from the same distribution.
 
     python scripts/load_server.py [--vault-kind bench|zipf|both] [--notes 5000]
-                                  [--queries 2000] [--concurrency 16]
+                                  [--queries 2000] [--concurrency 1,4,16]
 """
 
 from __future__ import annotations
@@ -148,28 +148,29 @@ def load(kind: str, args: argparse.Namespace) -> None:
         f"{time.perf_counter() - started:.1f}s ({status['indexing']['lastJob']['summary']})"
     )
     try:
-        asyncio.run(run(server.url, server.token, todo[:50], args.concurrency))  # warm up
-        t = time.perf_counter()
-        timed, errors = asyncio.run(run(server.url, server.token, todo, args.concurrency))
-        latencies = [ms for _, ms in timed]
-        wall = time.perf_counter() - t
-        rss, peak = server.rss_mb()
-        p99 = percentile(latencies, 99)
-        print(
-            f"{len(latencies)} BM25 queries at concurrency {args.concurrency}: {errors} errors, "
-            f"p50 {percentile(latencies, 50):.1f} ms, p95 {percentile(latencies, 95):.1f} ms, "
-            f"p99 {p99:.1f} ms (target <= 100), max {max(latencies):.1f} ms, "
-            f"{len(latencies) / wall:.0f} queries/s"
-        )
-        for kind in ("words", "phrase", "exclusion", "prefix"):
-            subset = [ms for q, ms in timed if kind_of(q) == kind]
+        asyncio.run(run(server.url, server.token, todo[:50], args.concurrency[-1]))  # warm up
+        for concurrency in args.concurrency:
+            t = time.perf_counter()
+            timed, errors = asyncio.run(run(server.url, server.token, todo, concurrency))
+            latencies = [ms for _, ms in timed]
+            wall = time.perf_counter() - t
+            p99 = percentile(latencies, 99)
             print(
-                f"  {kind} ({len(subset)}): p50 {percentile(subset, 50):.1f} ms, "
-                f"p99 {percentile(subset, 99):.1f} ms"
+                f"{len(latencies)} BM25 queries at concurrency {concurrency}: {errors} errors, "
+                f"p50 {percentile(latencies, 50):.1f} ms, p95 {percentile(latencies, 95):.1f} "
+                f"ms, p99 {p99:.1f} ms (target <= 100 at 16), max {max(latencies):.1f} ms, "
+                f"{len(latencies) / wall:.0f} queries/s ({serve_harness.machine()})"
             )
+            for kind in ("words", "phrase", "exclusion", "prefix"):
+                subset = [ms for q, ms in timed if kind_of(q) == kind]
+                print(
+                    f"  {kind} ({len(subset)}): p50 {percentile(subset, 50):.1f} ms, "
+                    f"p99 {percentile(subset, 99):.1f} ms"
+                )
+        rss, peak = server.rss_mb()
         t = time.perf_counter()
         timed, errors = asyncio.run(
-            run(server.url, server.token, ["zzqxv"] * len(todo), args.concurrency)
+            run(server.url, server.token, ["zzqxv"] * len(todo), args.concurrency[-1])
         )
         wall = time.perf_counter() - t
         nothing = [ms for _, ms in timed]
@@ -221,7 +222,12 @@ def main() -> None:
     ap.add_argument("--vault-kind", choices=["bench", "zipf", "both"], default="both")
     ap.add_argument("--notes", type=int, default=5000)
     ap.add_argument("--queries", type=int, default=2000)
-    ap.add_argument("--concurrency", type=int, default=16)
+    ap.add_argument(
+        "--concurrency",
+        type=lambda v: [int(c) for c in v.split(",")],
+        default=[16],
+        help="One or more, comma-separated (e.g. 1,4,16): the load is run at each in turn.",
+    )
     args = ap.parse_args()
     for kind in ("bench", "zipf") if args.vault_kind == "both" else (args.vault_kind,):
         load(kind, args)

@@ -196,7 +196,10 @@ def test_warm_process_uses_the_matrix_with_same_results(
 
     monkeypatch.setattr(vs, "MATRIX_MIN_VECTORS", 1)
     example.embed()
-    cold = [(r.path, round(r.score, 4)) for r in example.vsearch("espresso roasters", n=5)]
-    warm = [(r.path, round(r.score, 4)) for r in example.vsearch("espresso roasters", n=5)]
-    assert example._semantic.vector_index()._matrix is not None
-    assert warm == cold
+    cold = example.vsearch("espresso roasters", n=5)
+    warm = example.vsearch("espresso roasters", n=5)
+    assert example._semantic.vector_index().matrix is not None
+    # the warm process holds float16 vectors: the same notes in the same order, similarities
+    # to float16's three significant digits
+    assert [r.path for r in warm] == [r.path for r in cold]
+    assert [r.score for r in warm] == pytest.approx([r.score for r in cold], abs=1e-3)

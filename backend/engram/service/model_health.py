@@ -80,7 +80,7 @@ class ModelHealthService:
             return "off (no embed model configured)"
         conn = self._core.db.conn
         stored = docs.get_meta(conn, "embed_model")
-        if stored is None or vectors.vector_count(conn) == 0:
+        if stored is None or not vectors.has_vectors(conn):
             return "off (no embeddings yet: run engram embed)"
         try:
             current = embedder.model_id if embedder else self._configured_embed_id()

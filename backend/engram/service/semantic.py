@@ -379,7 +379,7 @@ class SemanticService:
         """The embedder, after checking the index holds vectors made by it."""
         self.require_vectors()
         stored = docs.get_meta(self._core.db.conn, "embed_model")
-        if stored is None or vectors.vector_count(self._core.db.conn) == 0:
+        if stored is None or not vectors.has_vectors(self._core.db.conn):
             raise UnavailableError(
                 "no embeddings yet: run `engram embed` (keyword search "
                 "works meanwhile: engram search)"

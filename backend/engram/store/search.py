@@ -54,7 +54,10 @@ def bm25(
     marks = ", ".join("?" * len(weights))
     one = f"SELECT rowid AS id, ? * bm25(documents_fts, {marks}) AS score FROM documents_fts"
     args: list[Any] = [v for expr, factor in phrases for v in (factor, *weights, expr)]
-    only = " AND id IN (SELECT rowid FROM documents_fts WHERE documents_fts MATCH ?)"
+    # `+id`, not `id`: SQLite hands a bare `id IN (...)` to FTS5 as a rowid constraint, and
+    # FTS5 then runs the whole MATCH once per listed rowid (a phrase query on the 5,000-note
+    # load-test vault took 2.9 s instead of 8 ms)
+    only = " AND +id IN (SELECT rowid FROM documents_fts WHERE documents_fts MATCH ?)"
     if len(phrases) == 1:
         ranked = f"{one} WHERE documents_fts MATCH ?" + (only if restrict is not None else "")
     else:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -176,9 +176,24 @@ def vectors_of_texts(conn: Any, text_hashes: Sequence[str]) -> list[bytes]:
     ]
 
 
-def all_vectors(conn: Any) -> list[tuple[int, bytes]]:
-    """Every (vector id, float32 bytes), for an in-memory index."""
-    return [(int(r[0]), r[1]) for r in conn.execute(f"SELECT rowid, embedding FROM {VECTOR_TABLE}")]
+def iter_vector_blocks(conn: Any, block: int = 8192) -> Iterator[tuple[Any, Any]]:
+    """Every stored vector as (int64 ids, float32 matrix) blocks of up to `block` rows, so an
+    in-memory index never holds all of them as Python bytes at once."""
+    import numpy as np
+
+    cur = conn.execute(f"SELECT rowid, embedding FROM {VECTOR_TABLE}")
+    while rows := cur.fetchmany(block):
+        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        mat = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
+        yield ids, mat.reshape(len(rows), -1)
+
+
+def has_vectors(conn: Any) -> bool:
+    """True when at least one vector is stored (without counting them: a count reads the
+    whole table, a third of a second at 500,000 vectors on a busy machine)."""
+    if not has_vector_table(conn):
+        return False
+    return conn.execute("SELECT 1 FROM embeddings LIMIT 1").fetchone() is not None
 
 
 def vector_count(conn: Any) -> int:
