@@ -108,3 +108,47 @@ def test_new_vectors_are_found_once_stored(tmp_path: Path) -> None:
     best = index.nearest(db.conn, q, 1)
     assert best[0][0] == COUNT + 1 and best[0][1] == pytest.approx(1.0, abs=1e-3)
     db.close()
+
+
+def scanned(conn: Any) -> dict[int, bytes]:
+    """Every vector as sqlite-vec answers for it row by row."""
+    return {int(r[0]): bytes(r[1]) for r in conn.execute("SELECT rowid, embedding FROM vectors")}
+
+
+def read_all(conn: Any) -> dict[int, bytes]:
+    return {
+        int(i): v.tobytes()
+        for ids, mat in vectors.iter_vector_blocks(conn)
+        for i, v in zip(ids, mat, strict=True)
+    }
+
+
+def test_reading_sqlite_vec_storage_equals_its_row_by_row_answer(tmp_path: Path) -> None:
+    """Vectors read from sqlite-vec's blobs of 1,024 are the ones it returns row by row, after
+    deletes (slots marked invalid) and inserts into the freed chunk space, over several chunks."""
+    db = Database(tmp_path / "index.sqlite")
+    rng = np.random.default_rng(5)
+    with db.write() as conn:
+        vectors.create_vector_table(conn, 8)
+        for rnd in range(3):
+            items = [
+                (f"{rnd}-{i}", rng.standard_normal(8).astype(np.float32).tobytes())
+                for i in range(1100)
+            ]
+            vectors.store_vectors(conn, items)
+            ids = [r[0] for r in conn.execute("SELECT rowid FROM vectors")]
+            for vid in rng.choice(ids, size=400, replace=False):
+                conn.execute("DELETE FROM vectors WHERE rowid = ?", (int(vid),))
+    conn = db.conn
+    assert vectors._chunk_layout_matches(conn)
+    assert read_all(conn) == scanned(conn) and len(scanned(conn)) == 3 * 700
+    db.close()
+
+
+def test_an_unknown_sqlite_vec_layout_is_read_row_by_row(
+    stored: tuple[Database, np.ndarray], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db, _ = stored
+    monkeypatch.setattr(vectors, "_CHUNK_VECTORS", "vectors_vector_chunks07")  # not there
+    assert not vectors._chunk_layout_matches(db.conn)
+    assert read_all(db.conn) == scanned(db.conn)

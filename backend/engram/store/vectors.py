@@ -7,6 +7,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from engram.store.db import sqlite_module
 from engram.store.filters import Filters, where
 
 VECTOR_TABLE = "vectors"
@@ -177,8 +178,16 @@ def vectors_of_texts(conn: Any, text_hashes: Sequence[str]) -> list[bytes]:
 
 
 def iter_vector_blocks(conn: Any, block: int = 8192) -> Iterator[tuple[Any, Any]]:
-    """Every stored vector as (int64 ids, float32 matrix) blocks of up to `block` rows, so an
-    in-memory index never holds all of them as Python bytes at once."""
+    """Every stored vector as (int64 ids, float32 matrix) blocks, so an in-memory index never
+    holds all of them as Python bytes at once.
+
+    Read from sqlite-vec's own storage (one blob of 1,024 vectors per row) when its layout is
+    the one this code knows, checked on the first vector against sqlite-vec's answer: asked
+    row by row, sqlite-vec opens a vector's whole blob for each one (0.27 s for 7,684 vectors
+    against 0.023 s, and over a minute at 500,000 on a busy machine)."""
+    if _chunk_layout_matches(conn):
+        yield from _chunk_blocks(conn)
+        return
     import numpy as np
 
     cur = conn.execute(f"SELECT rowid, embedding FROM {VECTOR_TABLE}")
@@ -186,6 +195,43 @@ def iter_vector_blocks(conn: Any, block: int = 8192) -> Iterator[tuple[Any, Any]
         ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
         mat = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
         yield ids, mat.reshape(len(rows), -1)
+
+
+_CHUNKS = f"{VECTOR_TABLE}_chunks"
+_CHUNK_VECTORS = f"{VECTOR_TABLE}_vector_chunks00"
+
+
+def _chunk_blocks(conn: Any) -> Iterator[tuple[Any, Any]]:
+    """(ids, vectors) of each sqlite-vec chunk: its valid slots only (deleted ones are off in
+    the validity bitmap)."""
+    import numpy as np
+
+    rows = conn.execute(
+        f"SELECT c.size, c.validity, c.rowids, v.vectors FROM {_CHUNKS} c"
+        f" JOIN {_CHUNK_VECTORS} v ON v.rowid = c.chunk_id ORDER BY c.chunk_id"
+    )
+    for size, validity, rowids, blob in rows:
+        valid = np.unpackbits(np.frombuffer(validity, np.uint8), bitorder="little")[:size]
+        keep = valid.astype(bool)
+        if keep.any():
+            mat = np.frombuffer(blob, dtype=np.float32).reshape(size, -1)
+            yield np.frombuffer(rowids, dtype=np.int64)[:size][keep], mat[keep]
+
+
+def _chunk_layout_matches(conn: Any) -> bool:
+    """True when sqlite-vec's chunk tables hold float32 vectors where this code reads them:
+    the first valid vector read from the chunk equals sqlite-vec's own row."""
+    try:
+        first = next(_chunk_blocks(conn), None)
+    except (sqlite_module().DatabaseError, ValueError):  # no such table/column, odd sizes
+        return False
+    if first is None:
+        return conn.execute(f"SELECT 1 FROM {VECTOR_TABLE} LIMIT 1").fetchone() is None
+    ids, mat = first
+    row = conn.execute(
+        f"SELECT embedding FROM {VECTOR_TABLE} WHERE rowid = ?", (int(ids[0]),)
+    ).fetchone()
+    return row is not None and bytes(row[0]) == mat[0].tobytes()
 
 
 def has_vectors(conn: Any) -> bool:
