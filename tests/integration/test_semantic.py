@@ -203,3 +203,25 @@ def test_warm_process_uses_the_matrix_with_same_results(
     # to float16's three significant digits
     assert [r.path for r in warm] == [r.path for r in cold]
     assert [r.score for r in warm] == pytest.approx([r.score for r in cold], abs=1e-3)
+
+
+def test_an_index_chunked_before_m014_is_chunked_again_keeping_unchanged_vectors(
+    example: Engram,
+) -> None:
+    """m014 forgets which texts were chunked: the next embed chunks every note again with the
+    current chunker, re-embeds only passages whose text changed, and drops the vectors no
+    passage uses any more."""
+    from engram.store import migrations
+
+    first = example.embed()
+    stored = {r[0] for r in example.db.conn.execute("SELECT text_hash FROM embeddings")}
+    with example.db.write() as conn:
+        conn.execute("UPDATE embeddings SET text_hash = text_hash || '-old' WHERE rowid % 2 = 0")
+        conn.execute("DELETE FROM _migrations WHERE name = 'm014_rechunk'")
+        assert migrations.apply(conn) == ["m014_rechunk"]
+    again = example.embed()
+    assert again.documents_chunked == first.documents_chunked
+    assert 0 < again.embedded < first.embedded  # the passages whose hash no longer matched
+    kept = {r[0] for r in example.db.conn.execute("SELECT text_hash FROM embeddings")}
+    assert kept == stored
+    assert vectors.vector_count(example.db.conn) == len(stored)

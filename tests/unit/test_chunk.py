@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engram.index.chunk import Chunk, chunk_note
-from engram.vault.parse import parse_note
+from engram.vault.parse import ParsedNote, parse_note
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 
@@ -24,6 +24,28 @@ def chunks_of(text: str, max_tokens: int = 60, overlap: float = 0.15) -> list[Ch
     chunks = chunk_note(text, parse_note(text, "note.md"), count, max_tokens, overlap)
     check_invariants(text, chunks, max_tokens)
     return chunks
+
+
+def _embedded_body(c: Chunk) -> str:
+    """The longest end of the chunk's text its embed text ends with."""
+    n = 0
+    while n < len(c.text) and c.embed_text.endswith(c.text[len(c.text) - n - 1 :]):
+        n += 1
+    return c.text[len(c.text) - n :]
+
+
+def heading_lines(text: str, parsed: ParsedNote) -> set[int]:
+    """Blank lines, heading lines and setext underlines."""
+    lines = re.split(r"\r\n|\n|\r", text)
+    underline = re.compile(r" {0,3}(?:=+|-+)[ \t]*$")
+    out = {i for i, line in enumerate(lines, 1) if not line.strip()}
+    out |= {h.line for h in parsed.headings}
+    out |= {
+        h.line + 1
+        for h in parsed.headings
+        if h.line < len(lines) and underline.match(lines[h.line])
+    }
+    return out
 
 
 def check_invariants(text: str, chunks: list[Chunk], max_tokens: int) -> None:
@@ -40,8 +62,13 @@ def check_invariants(text: str, chunks: list[Chunk], max_tokens: int) -> None:
         assert c.end_line == sum(1 for s in line_starts if s <= c.end - 1)
         assert c.token_count == count(c.embed_text)
         assert c.token_count <= max_tokens
-        if not c.truncated:
-            assert c.embed_text.endswith(c.text)
+        if not c.truncated:  # the text, less leading heading lines the prefix names already
+            body = _embedded_body(c)
+            skipped = c.text[: len(c.text) - len(body)]
+            assert body.strip() or not skipped.strip()
+            first = c.start_line
+            whole = range(first, first + skipped.count("\n"))  # lines wholly skipped
+            assert set(whole) <= heading_lines(text, parsed), (c.text, c.embed_text)
         for span in parsed.spans:  # an atomic block is inside one chunk or outside it
             last = max(
                 [
@@ -109,8 +136,10 @@ def test_heading_paths_and_prefix() -> None:
         ("Guide", "Install", "Linux"),
         ("Guide", "Use"),
     ]
-    assert chunks[2].embed_text == "Guide\nInstall > Linux\n### Linux\n\napt"
-    assert chunks[0].embed_text == "Guide\n# Guide\n\nintro"  # the title is not repeated as path
+    # a heading is embedded once, in the prefix's path, not again from the section's first line
+    assert chunks[2].embed_text == "Guide\nInstall > Linux\napt"
+    assert chunks[0].embed_text == "Guide\nintro"
+    assert [c.text for c in chunks][:1] == ["# Guide\n\nintro"]  # the located text keeps it
 
 
 def test_a_heading_without_content_joins_the_next_section() -> None:

@@ -19,7 +19,7 @@ import hashlib
 import itertools
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from engram.vault.parse import ParsedNote
 
@@ -53,6 +53,7 @@ class _Piece:
     end: int
     tokens: int
     atomic: bool = False
+    heading: bool = False  # a heading line: embedded through the prefix's path, not again
 
 
 @dataclass(frozen=True)
@@ -181,7 +182,7 @@ def _pieces(block: _Block, lines: _Lines, count: CountTokens, budget: int) -> li
     if block.kind == "atomic":
         return [_Piece(start, end, count(text[start:end]), atomic=True)]
     if block.kind == "heading":
-        return _fit(text, start, end, count, budget)
+        return [replace(p, heading=True) for p in _fit(text, start, end, count, budget)]
     out: list[_Piece] = []
     for line in range(block.first, block.last + 1):
         lo, hi = lines.span(line)
@@ -294,8 +295,14 @@ class _Builder:
         """Turn pieces into a Chunk (exact token count, truncated embed text if oversize)."""
         start, end = pieces[0].start, pieces[-1].end
         body = self.text[start:end]
+        # the section's heading lines are in the prefix's path already: embedding them again
+        # doubled a note's title ("Title\n# Title\n...") and outweighed what the text says
         prefix = self.prefix(path)
-        embed = prefix + body
+        first = next((p for p in pieces if not p.heading), pieces[0])
+        if path and path[-1] in prefix:
+            embed = prefix + self.text[first.start : end]
+        else:
+            embed = prefix + body
         tokens = self.count(embed)
         truncated = tokens > self.max_tokens
         if truncated:

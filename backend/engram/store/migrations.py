@@ -363,6 +363,13 @@ def m013_folded_forms(conn: Any) -> None:
             )
 
 
+def m014_rechunk(conn: Any) -> None:
+    """Chunk every text again on the next embed: a passage no longer repeats the heading its
+    prefix already names (index/chunk.py). Unchanged passages keep their vectors (by text
+    hash); the others are queued."""
+    conn.execute("DELETE FROM chunked")
+
+
 MIGRATIONS: list[Callable[[Any], None]] = [
     m001_documents,
     m002_chunks,
@@ -377,6 +384,7 @@ MIGRATIONS: list[Callable[[Any], None]] = [
     m011_document_language,
     m012_recall_log,
     m013_folded_forms,
+    m014_rechunk,
 ]
 
 
