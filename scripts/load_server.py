@@ -51,6 +51,11 @@ class Zipf:
         idx = [bisect.bisect_left(self.cumulative, rng.random()) for _ in range(k)]
         return [self.words[min(i, len(self.words) - 1)] for i in idx]
 
+    def sample_evenly(self, rng: random.Random, k: int) -> list[str]:
+        """k words drawn evenly from the vocabulary: mostly the rarer words a person searches
+        for, not the few that are in nearly every note."""
+        return [rng.choice(self.words) for _ in range(k)]
+
 
 def write_zipf_vault(root: Path, n: int, lang: Zipf, seed: int = 7) -> None:
     """n notes of 0.5-8 KB with frontmatter, headings and links, words from `lang`."""
