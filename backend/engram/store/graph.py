@@ -61,6 +61,21 @@ def edges(conn: Any, collection: str) -> list[tuple[int, int, int]]:
     return [(r[0], r[1], r[2]) for r in rows]
 
 
+def graph_file_state(conn: Any, collection: str) -> str | None:
+    """What the collection's graph index file was last written from (see set_graph_file_state)."""
+    from engram.store.documents import get_meta
+
+    return get_meta(conn, f"graph_file:{collection}")
+
+
+def set_graph_file_state(conn: Any, collection: str, state: str) -> None:
+    """Record the graph generation and note count the collection's graph index file now
+    shows: a later process need not rebuild the graph to learn the file is current."""
+    from engram.store.documents import set_meta
+
+    set_meta(conn, f"graph_file:{collection}", state)
+
+
 def note_count(conn: Any, collection: str) -> int:
     """How many documents a collection has."""
     row = conn.execute("SELECT count(*) FROM documents WHERE collection = ?", (collection,))
