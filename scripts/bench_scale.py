@@ -128,10 +128,14 @@ def rss_of(pid: int) -> tuple[float, float]:
 
 def daemon(vault: Path, work: Path, real_cache: Path, todo: list[str]) -> None:
     """Start `engram serve` on the index, run vector and hybrid queries, print its RSS."""
+    from engram.models import sources
+
     models = work / "cache" / "engram" / "models"
     models.parent.mkdir(parents=True, exist_ok=True)
+    if models.is_symlink() and not models.exists():
+        models.unlink()  # left by a run that linked the wrong folder
     if not models.exists():
-        models.symlink_to(real_cache / "engram" / "models")
+        models.symlink_to(sources.models_dir(real_cache))
     t = time.perf_counter()
     server = serve_harness.start(vault, work, timeout=600)
     try:

@@ -80,8 +80,19 @@ class GraphIndex:
         }
 
     def to_json(self) -> str:
-        """The file's text."""
-        return json.dumps(self.to_dict(), ensure_ascii=False, indent=1) + "\n"
+        """The file's text: one node or edge per line, so a vault kept in git diffs by line.
+        Each line goes through json's C encoder (an indented dump runs the pure-Python one:
+        15 s of a 100,000-note vault's 270 MB file)."""
+
+        def rows(items: Iterable[Node] | Iterable[Edge]) -> str:
+            lines = ",\n".join(f"  {json.dumps(i.to_dict(), ensure_ascii=False)}" for i in items)
+            return f"[\n{lines}\n ]" if lines else "[]"
+
+        head = json.dumps(
+            {"version": VERSION, "collection": self.collection, "edgeTypes": list(EDGE_TYPES)},
+            ensure_ascii=False,
+        )
+        return f'{head[:-1]},\n "nodes": {rows(self.nodes)},\n "edges": {rows(self.edges)}\n}}\n'
 
     def to_graphml(self) -> str:
         """The same graph as GraphML (Gephi, yEd, Cytoscape)."""
