@@ -166,3 +166,36 @@ def test_colours_never_overwrite_a_file_that_changed_since_it_was_read(
     with pytest.raises(ConflictError):
         mem.graph_colours(write=True)
     assert "1.2" in graph.read_text()
+
+
+def test_the_daemon_defers_a_rebuild_that_comes_too_soon_then_writes_it(
+    mem: Engram, vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With `defer` (the daemon), a file rebuilt t seconds ago is rebuilt again only 10 t
+    later; the change in between is written by flush_due once that time has come."""
+    import engram.service.graph_files as gf
+
+    clock = [gf.monotonic() + 1000.0]  # past any rebuild the fixture's set-up made
+
+    def tick() -> float:  # every reading of the clock is one second later
+        clock[0] += 1.0
+        return clock[0]
+
+    monkeypatch.setattr(gf, "monotonic", tick)
+    files = mem.graph_files
+    files.defer = True
+    (vault / "First.md").write_text("# First\n\nSee [[Ana Ruiz]].\n")
+    mem.update()  # rebuilt: it "took" a second of this clock, so the next waits ~10
+    assert "First.md" in {n.get("path") for n in index_of(vault)["nodes"]}
+    assert files.due() is None
+    (vault / "Second.md").write_text("# Second\n\nSee [[Kenji Sato]].\n")
+    mem.update()
+    assert "Second.md" not in {n.get("path") for n in index_of(vault)["nodes"]}  # deferred
+    wait = files.due()
+    assert wait is not None and 0 < wait <= 10
+    assert files.flush_due() == []  # not yet
+    clock[0] += 10
+    assert files.due() == 0.0
+    assert files.flush_due() == [str(vault / ".engram/graph-index.json")]
+    assert index_of(vault) == json.loads(mem.graph_export("json").text)
+    assert files.due() is None

@@ -94,6 +94,8 @@ class JobRunner:
         self.writer = ThreadPoolExecutor(
             max_workers=1, thread_name_prefix="engram-writer", initializer=lower_priority
         )
+        # a burst of saves must not rebuild a large vault's graph-index.json for each one
+        engram.graph_files.defer = True
         self.pending: Job | None = None
         self.current: Job | None = None
         self.last: Job | None = None
@@ -143,8 +145,13 @@ class JobRunner:
         }
 
     async def _loop(self) -> None:
+        loop = asyncio.get_running_loop()
         while not self._closing:
-            await self._wake.wait()
+            try:  # until a job comes, or a deferred graph-index.json rebuild is due
+                await asyncio.wait_for(self._wake.wait(), self.engram.graph_files.due())
+            except TimeoutError:
+                await loop.run_in_executor(self.writer, self._flush_graph_files)
+                continue
             self._wake.clear()
             while self.pending is not None and not self._closing:
                 job, self.pending = self.pending, None
@@ -175,6 +182,13 @@ class JobRunner:
         finally:
             self.current = None
             self.last = job
+
+    def _flush_graph_files(self) -> None:
+        """On the writer thread: the graph index files whose deferred rebuild is due."""
+        try:
+            self.engram.graph_files.flush_due()
+        except OSError as exc:  # a read-only vault: the index itself is fine
+            log.warning("graph-index.json not written: %s", exc)
 
     def _update(self, job: Job) -> Any:
         """On the writer thread: an incremental update of everything or of the changed paths."""

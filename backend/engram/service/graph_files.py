@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from time import monotonic
 from typing import TYPE_CHECKING, Any
 
 from engram.errors import InvalidInputError
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
     from engram.store.db import Database
 
 INDEX_FILE = ".engram/graph-index.json"
+DEFER_FACTOR = 10  # with `defer`, a file is rebuilt at most once per 10 x its rebuild time
 FORMATS = ("json", "graphml")
 # a facts folder, or a vault folder of that name, gives its notes' type
 FOLDER_TYPES = {
@@ -131,6 +133,14 @@ class GraphFiles:
         self._note_path = note_path
         self._vault = vault
         self._built: dict[str, tuple[int, ...]] = {}  # index generation each file was made at
+        # The daemon sets `defer`: a file is then rebuilt at most once per DEFER_FACTOR times
+        # what its last rebuild took, the changes in between written by `flush_due` (a
+        # 100,000-note vault's file takes ~20 s to rebuild; a burst of saves must not pay
+        # that for each). One-off commands always write it at once.
+        self.defer = False
+        self._cost: dict[str, float] = {}  # seconds the last rebuild of each file took
+        self._done: dict[str, float] = {}  # when it finished (monotonic)
+        self._stale: set[str] = set()
 
     def build(self, collection: str | None = None) -> gi.GraphIndex:
         """The typed graph of a collection, from the index."""
@@ -160,14 +170,37 @@ class GraphFiles:
         write_file(path, text.encode("utf-8"))
         return GraphExport(fmt, None, str(path))
 
-    def refresh(self, collections: Iterable[str]) -> list[str]:
+    def due(self) -> float | None:
+        """Seconds until a deferred rebuild is due (0: now), None when none waits."""
+        if not self._stale:
+            return None
+        now = monotonic()
+        return max(0.0, min(self._next(name) - now for name in self._stale))
+
+    def flush_due(self) -> list[str]:
+        """Rebuild the deferred files whose time has come; the paths written."""
+        now = monotonic()
+        ready = [name for name in self._stale if self._next(name) <= now]
+        self._stale -= set(ready)
+        return self.refresh(ready, defer=False)
+
+    def _next(self, name: str) -> float:
+        return self._done.get(name, 0.0) + DEFER_FACTOR * self._cost.get(name, 0.0)
+
+    def refresh(self, collections: Iterable[str], defer: bool | None = None) -> list[str]:
         """Rewrite `<vault>/.engram/graph-index.json` of each vault among `collections` whose
-        graph changed; the paths written."""
+        graph changed; the paths written. Deferred (see `defer`) when one was rebuilt too
+        recently for what rebuilding costs."""
         from engram.index.links import generation
 
         written = []
         settings = self._settings()
+        defer = self.defer if defer is None else defer
         for name in collections:
+            if defer and self._next(name) > monotonic():
+                self._stale.add(name)
+                continue
+            self._stale.discard(name)
             col = settings.collection(name)
             if col is None or settings.vault(name) is None:
                 continue  # only vaults keep the file
@@ -179,6 +212,7 @@ class GraphFiles:
             if store.graph_file_state(conn, name) == repr(key) and path.is_file():
                 self._built[name] = key  # nor since another process did (no graph to build:
                 continue  # 33 s for a 100,000-note vault's no-op update)
+            started = monotonic()
             data = self.build(name).to_json().encode("utf-8")
             try:
                 same = sha256_hex(path.read_bytes()) == sha256_hex(data)
@@ -190,6 +224,8 @@ class GraphFiles:
             self._built[name] = key
             with self._db().write() as conn:
                 store.set_graph_file_state(conn, name, repr(key))
+            self._done[name] = monotonic()
+            self._cost[name] = self._done[name] - started
         return written
 
     def neighbors(
