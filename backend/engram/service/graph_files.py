@@ -172,10 +172,11 @@ class GraphFiles:
 
     def due(self) -> float | None:
         """Seconds until a deferred rebuild is due (0: now), None when none waits."""
-        if not self._stale:
+        stale = tuple(self._stale)  # the event loop asks while the writer thread may add
+        if not stale:
             return None
         now = monotonic()
-        return max(0.0, min(self._next(name) - now for name in self._stale))
+        return max(0.0, min(self._next(name) - now for name in stale))
 
     def flush_due(self) -> list[str]:
         """Rebuild the deferred files whose time has come; the paths written."""
