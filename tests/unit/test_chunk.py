@@ -142,6 +142,16 @@ def test_heading_paths_and_prefix() -> None:
     assert [c.text for c in chunks][:1] == ["# Guide\n\nintro"]  # the located text keeps it
 
 
+def test_a_heading_the_shortened_prefix_leaves_out_is_embedded_from_the_text() -> None:
+    title = " ".join(f"w{i}" for i in range(20))
+    heading = " ".join(f"w{i}" for i in range(12))  # within the title's text, yet not its path
+    chunks = chunks_of(f"# {title}\n\n## {heading}\n\nbody words here\n")
+    section = [c for c in chunks if c.heading_path == (title, heading)]
+    # title + heading is over half the limit, so the prefix is the title alone
+    assert section and section[0].embed_text.startswith(f"{title}\n")
+    assert f"## {heading}" in section[0].embed_text
+
+
 def test_a_heading_without_content_joins_the_next_section() -> None:
     chunks = chunks_of("# Title\n## Part\n\ntext here\n")
     assert len(chunks) == 1 and chunks[0].text == "# Title\n## Part\n\ntext here"

@@ -227,7 +227,8 @@ class _Builder:
         self.text, self.lines, self.title, self.count = text, lines, title, count
         self.max_tokens, self.overlap = max_tokens, overlap
         self.chunks: list[Chunk] = []
-        self._prefixes: dict[tuple[str, ...], tuple[str, int]] = {}
+        # path -> (prefix, its tokens, whether it names the section's own heading)
+        self._prefixes: dict[tuple[str, ...], tuple[str, int, bool]] = {}
 
     def prefix(self, path: tuple[str, ...]) -> str:
         """Title and heading path, the context every chunk of a section is embedded with;
@@ -241,9 +242,15 @@ class _Builder:
                 if tokens <= self.max_tokens // 2:
                     break
             else:
-                head, tokens = "", 0
-            self._prefixes[path] = (head, tokens)
+                head, tokens, candidate = "", 0, []
+            names = bool(path) and bool(head) and (bool(candidate) or path[-1] == self.title)
+            self._prefixes[path] = (head, tokens, names)
         return self._prefixes[path][0]
+
+    def names_heading(self, path: tuple[str, ...]) -> bool:
+        """Whether the prefix of `path` holds its last heading (it may have been shortened)."""
+        self.prefix(path)
+        return self._prefixes[path][2]
 
     def budget(self, path: tuple[str, ...]) -> int:
         """Tokens left for the text once the prefix is counted."""
@@ -299,10 +306,7 @@ class _Builder:
         # doubled a note's title ("Title\n# Title\n...") and outweighed what the text says
         prefix = self.prefix(path)
         first = next((p for p in pieces if not p.heading), pieces[0])
-        if path and path[-1] in prefix:
-            embed = prefix + self.text[first.start : end]
-        else:
-            embed = prefix + body
+        embed = prefix + (self.text[first.start : end] if self.names_heading(path) else body)
         tokens = self.count(embed)
         truncated = tokens > self.max_tokens
         if truncated:
