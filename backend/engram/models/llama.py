@@ -30,6 +30,9 @@ N_BATCH = 512  # larger batches collapse BERT throughput on CPU (MODELS.md)
 # A query longer than the model's window is embedded window by window: a pasted page is read
 # whole, a pasted book is not (8 windows of MiniLM's 256 tokens: about 1,500 words).
 MAX_QUERY_WINDOWS = 8
+# Characters of a query read at all: far more than 8 windows of text hold, so tokenizing a
+# pasted book costs no more than tokenizing what is embedded of it.
+MAX_QUERY_CHARS_PER_TOKEN = 16
 # Tokens of several sequences packed into one decode. Attention spans the whole batch (masked
 # per sequence), so its cost grows with the square of the packed length: SciFact passages
 # packed up to 256 tokens cost ~8% less CPU than packed up to 512 (docs/benchmarks.md), while
@@ -256,6 +259,7 @@ class LlamaEmbedder:
         """The normalized vector of a query, with the model's query prefix applied; a query
         longer than the model's window is read whole, in windows (`query_windows`) pooled
         together."""
+        text = text[: MAX_QUERY_WINDOWS * self.max_tokens * MAX_QUERY_CHARS_PER_TOKEN]
         with self._lock:
             windows = self.query_windows(self.tokenize(self.prompts.query + text))
             pooled = self._decoder.run(windows)

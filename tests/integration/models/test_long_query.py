@@ -64,3 +64,13 @@ def test_a_huge_query_costs_at_most_a_bounded_number_of_windows(minilm: Path) ->
     windows = embedder.query_windows(tokens)
     assert len(windows) == MAX_QUERY_WINDOWS
     assert len(np.asarray(embedder.embed_query(FILLER * 400))) == embedder.dim
+
+
+def test_a_query_is_read_up_to_a_bound_before_it_is_tokenized(minilm: Path) -> None:
+    from engram.models.llama import MAX_QUERY_CHARS_PER_TOKEN
+
+    embedder = load_embedder(minilm)
+    bound = MAX_QUERY_WINDOWS * embedder.max_tokens * MAX_QUERY_CHARS_PER_TOKEN
+    huge = FILLER * (10 * bound // len(FILLER) + 10)  # ten times what is read
+    assert len(huge) > 10 * bound
+    assert np.allclose(embedder.embed_query(huge), embedder.embed_query(huge[:bound]))
