@@ -212,7 +212,7 @@ def _chunk_blocks(conn: Any) -> Iterator[tuple[Any, Any]]:
         row = conn.execute(
             f"SELECT vectors FROM {_CHUNK_VECTORS} WHERE rowid = ?", (chunk_id,)
         ).fetchone()
-        if row is None:
+        if row is None:  # written meanwhile: the layout check found every blob
             continue
         blob = row[0]
         valid = np.unpackbits(np.frombuffer(validity, np.uint8), bitorder="little")[:size]
@@ -235,7 +235,11 @@ def _chunk_layout_matches(conn: Any) -> bool:
     row = conn.execute(
         f"SELECT embedding FROM {VECTOR_TABLE} WHERE rowid = ?", (int(ids[0]),)
     ).fetchone()
-    return row is not None and bytes(row[0]) == mat[0].tobytes()
+    missing = conn.execute(  # every chunk has its blob (else some vectors would be skipped)
+        f"SELECT 1 FROM {_CHUNKS} c WHERE NOT EXISTS"
+        f" (SELECT 1 FROM {_CHUNK_VECTORS} v WHERE v.rowid = c.chunk_id) LIMIT 1"
+    ).fetchone()
+    return row is not None and bytes(row[0]) == mat[0].tobytes() and missing is None
 
 
 def has_vectors(conn: Any) -> bool:
