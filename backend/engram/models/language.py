@@ -135,7 +135,8 @@ def _load_identifier() -> Any:
 
 def _unpacked_model(packed: Path, name: str) -> Path:
     """The cached unpacked copy of `packed`, made (atomically) when missing."""
-    folder = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "engram"
+    # as config.xdg_dir reads it (models/ may not import config)
+    folder = Path(os.environ.get("XDG_CACHE_HOME") or "~/.cache").expanduser() / "engram"
     target = folder / "langid" / f"{name}.npz"
     if target.is_file():
         return target

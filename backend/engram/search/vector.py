@@ -95,10 +95,11 @@ class VectorIndex:
         gen = docs.get_meta(conn, "vectors_gen")
         if self._matrix is not None and gen == self._gen:
             return self._matrix
-        if vectors.vector_count(conn) < MATRIX_MIN_VECTORS:
+        count = vectors.vector_count(conn)
+        if count < MATRIX_MIN_VECTORS:
             return None
         self._matrix = None  # let the old vectors go before the new ones are read
-        matrix = _read_matrix(conn, vectors.vector_count(conn))
+        matrix = _read_matrix(conn, count)
         if matrix is None:
             return None
         self._matrix, self._gen = matrix, gen

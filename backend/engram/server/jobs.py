@@ -189,6 +189,8 @@ class JobRunner:
             self.engram.graph_files.flush_due()
         except OSError as exc:  # a read-only vault: the index itself is fine
             log.warning("graph-index.json not written: %s", exc)
+        except Exception:  # the job loop must go on: the next update retries the file
+            log.exception("graph-index.json not rebuilt")
 
     def _update(self, job: Job) -> Any:
         """On the writer thread: an incremental update of everything or of the changed paths."""
