@@ -11,6 +11,8 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
+from engram.index.embed import EmbedReport
+from engram.index.indexer import UpdateReport
 from engram.index.languages import LanguageReport
 from engram.memory.ledger_raw import AppendResult, Placed
 from engram.memory.model import Fact
@@ -354,3 +356,29 @@ served = st.builds(ServedStatus, status=status) | st.builds(
 def test_a_served_status_survives_the_wire(value: ServedStatus) -> None:
     check_round_trip(value, wire.served_status_from_json)
     assert over_the_wire(value)["servedBy"]["daemon"] is (value.status is None)  # type: ignore[index]
+
+
+seconds = st.floats(0, 1e5).map(lambda x: round(x, 3))
+warning = st.tuples(text, text, text)
+
+
+@given(
+    st.builds(
+        UpdateReport,
+        counts,
+        counts,
+        counts,
+        counts,
+        counts,
+        counts,
+        seconds,
+        st.lists(warning, max_size=3),
+    )
+)
+def test_an_update_report_survives_the_wire(value: UpdateReport) -> None:
+    check_round_trip(value, wire.update_report_from_json)
+
+
+@given(st.builds(EmbedReport, text, counts, st.booleans(), counts, counts, counts, seconds))
+def test_an_embed_report_survives_the_wire(value: EmbedReport) -> None:
+    check_round_trip(value, wire.embed_report_from_json)

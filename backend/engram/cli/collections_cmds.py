@@ -40,7 +40,7 @@ def collection_add(
     if not no_index:
         report = _run_update(state, [added.name], quiet=as_json)
         info = wire.collection_info_to_json(state.engram.collection_show(added.name))
-        info["update"] = _report_dict(report)
+        info["update"] = wire.update_report_to_json(report)
     if as_json:
         echo_json(info)
     else:
@@ -186,15 +186,16 @@ def update(
     state: State, collections: tuple[str, ...], and_embed: bool, force: bool, as_json: bool
 ) -> None:
     """Index new and changed notes, drop deleted ones (incremental)."""
-    from engram.cli.semantic_cmds import report_dict, run_embed
+    from engram.cli.semantic_cmds import run_embed
+    from engram.service import wire
 
     report = _run_update(state, list(collections), quiet=as_json, force=force)
-    out = _report_dict(report)
+    out = wire.update_report_to_json(report)
     if not as_json:
         say(report.summary())
     if and_embed:
         embedded = run_embed(state, collections, False, quiet=as_json)
-        out["embed"] = report_dict(embedded)
+        out["embed"] = wire.embed_report_to_json(embedded)
         if not as_json:
             say(embedded.summary())
     if as_json:
@@ -227,19 +228,6 @@ def _run_update(state: State, collections: list[str], quiet: bool, force: bool =
         for col, path, message in report.warnings:
             warn(f"{col}/{path}: {message}" if path else f"{col}: {message}")
     return report
-
-
-def _report_dict(report: Any) -> dict[str, Any]:
-    return {
-        "added": report.added,
-        "updated": report.updated,
-        "renamed": report.renamed,
-        "removed": report.removed,
-        "unchanged": report.unchanged,
-        "skipped": report.skipped,
-        "seconds": round(report.seconds, 3),
-        "warnings": [{"collection": c, "path": p, "message": m} for c, p, m in report.warnings],
-    }
 
 
 @cli.command()

@@ -111,7 +111,9 @@ def embed(state: State, force: bool, collections: tuple[str, ...], as_json: bool
     """Chunk notes and embed the passages that have no vector yet (resumable)."""
     report = run_embed(state, collections, force, quiet=as_json)
     if as_json:
-        echo_json(report_dict(report))
+        from engram.service import wire
+
+        echo_json(wire.embed_report_to_json(report))
     else:
         say(report.summary())
 
@@ -138,19 +140,6 @@ def run_embed(state: State, collections: tuple[str, ...], force: bool, quiet: bo
             bar.update(tasks[phase], completed=done, total=total)
 
         return engram.embed(collections, force, progress, say=bar.console.print)
-
-
-def report_dict(report: Any) -> dict[str, Any]:
-    """An EmbedReport as JSON."""
-    return {
-        "model": report.model_id,
-        "dim": report.dim,
-        "reset": report.reset,
-        "documentsChunked": report.documents_chunked,
-        "chunks": report.chunks,
-        "embedded": report.embedded,
-        "seconds": round(report.seconds, 3),
-    }
 
 
 @cli.command()

@@ -17,6 +17,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from engram.index.embed import EmbedReport
+    from engram.index.indexer import UpdateReport
     from engram.index.languages import LanguageReport
     from engram.memory.context import ContextItem
     from engram.memory.ledger_raw import AppendResult
@@ -876,6 +878,64 @@ def served_status_from_json(d: dict[str, Any]) -> ServedStatus:
 
 
 # the facade's result types encoded here, by module and name (importing them would not be light)
+def update_report_to_json(r: UpdateReport) -> dict[str, Any]:
+    """`engram update --json` (docs/cli.md)."""
+    return {
+        "added": r.added,
+        "updated": r.updated,
+        "renamed": r.renamed,
+        "removed": r.removed,
+        "unchanged": r.unchanged,
+        "skipped": r.skipped,
+        "seconds": round(r.seconds, 3),
+        "warnings": [{"collection": c, "path": p, "message": m} for c, p, m in r.warnings],
+    }
+
+
+def update_report_from_json(d: dict[str, Any]) -> UpdateReport:
+    """An UpdateReport from its JSON (without the ids and paths only the indexer reads)."""
+    from engram.index.indexer import UpdateReport
+
+    return UpdateReport(
+        int(d["added"]),
+        int(d["updated"]),
+        int(d["renamed"]),
+        int(d["removed"]),
+        int(d["unchanged"]),
+        int(d["skipped"]),
+        float(d["seconds"]),
+        [(w["collection"], w["path"], w["message"]) for w in d["warnings"]],
+    )
+
+
+def embed_report_to_json(r: EmbedReport) -> dict[str, Any]:
+    """`engram embed --json` (docs/cli.md)."""
+    return {
+        "model": r.model_id,
+        "dim": r.dim,
+        "reset": r.reset,
+        "documentsChunked": r.documents_chunked,
+        "chunks": r.chunks,
+        "embedded": r.embedded,
+        "seconds": round(r.seconds, 3),
+    }
+
+
+def embed_report_from_json(d: dict[str, Any]) -> EmbedReport:
+    """An EmbedReport from its JSON."""
+    from engram.index.embed import EmbedReport
+
+    return EmbedReport(
+        d["model"],
+        int(d["dim"]),
+        bool(d["reset"]),
+        int(d["documentsChunked"]),
+        int(d["chunks"]),
+        int(d["embedded"]),
+        float(d["seconds"]),
+    )
+
+
 ENCODERS: dict[str, Callable[[Any], Any]] = {
     "engram.service.model_health.ModelState": model_state_to_json,
     "engram.service.semantic.EmbeddingState": embedding_state_to_json,
@@ -892,4 +952,6 @@ ENCODERS: dict[str, Callable[[Any], Any]] = {
     "engram.service.sync.SyncSetup": sync_setup_to_json,
     "engram.service.upkeep.BenchReport": bench_report_to_json,
     "engram.service.daemon.ServedStatus": served_status_to_json,
+    "engram.index.indexer.UpdateReport": update_report_to_json,
+    "engram.index.embed.EmbedReport": embed_report_to_json,
 }
