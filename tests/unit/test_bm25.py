@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from engram.search import bm25
 from engram.search.query import parse_query
-from engram.store import migrations
+from engram.store import migrations, search
 from engram.store.db import sqlite_module
 from engram.store.search import DEFAULT_WEIGHTS
 
@@ -176,3 +176,79 @@ def test_seen_is_the_idf_weighted_share_of_query_words_the_index_holds(conn: Any
     absent = bm25.idf(3, 0)
     assert part.seen == pytest.approx(bm25.idf(3, 1) / (bm25.idf(3, 1) + absent))
     assert [h.id for h in part.hits] == [2]
+
+
+_query_piece = st.one_of(
+    st.sampled_from(WORDS),
+    st.sampled_from(WORDS).map(lambda w: w[:2] + "*"),
+    st.sampled_from(WORDS).map(lambda w: "-" + w),
+    st.tuples(st.sampled_from(WORDS), st.sampled_from(WORDS)).map(lambda p: f'"{p[0]} {p[1]}"'),
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    docs=st.lists(st.tuples(_text, _text), min_size=1, max_size=8),
+    pieces=st.lists(_query_piece, min_size=1, max_size=3),
+)
+def test_ranking_skips_a_restriction_only_when_it_would_keep_every_row(
+    docs: list[tuple[str, str]], pieces: list[str]
+) -> None:
+    """A lone "phrase" is ranked without matching it a second time; any query gives the same
+    hits and scores as one restricted by its whole match expression, and snippets found by
+    one pass over the matches equal those looked up by rowid."""
+    c = sqlite_module().connect(":memory:", isolation_level=None)
+    try:
+        migrations.apply(c)
+        _load(c, docs)
+        q = parse_query(" ".join(pieces))
+        statements: list[str] = []
+        c.set_trace_callback(statements.append)
+        got = [(h.id, h.bm25) for h in bm25.search(c, q, None, with_snippets=False)]
+        c.set_trace_callback(None)
+        match = bm25.match_expression(q)
+        if match is None or not got:
+            return
+        phrases = [(p, 1.0) for p in bm25.ranked_phrases(q)]
+        every = search.bm25(c, phrases, match, q.filters, None)
+        plain = search.bm25(c, phrases, None, q.filters, None)
+        ranked = [s for s in statements if "bm25(documents_fts" in s]
+        if bm25.restriction(q, phrases, match) is None:
+            assert [h.id for h in every] == [h.id for h in plain]
+            assert all("+id IN" not in s for s in ranked)
+        assert {i for i, _ in got} == {h.id for h in every}
+        ids = [i for i, _ in got]
+        assert search.snippets(c, match, ids, scan=True) == search.snippets(c, match, ids)
+    finally:
+        c.close()
+
+
+def test_m015_keeps_every_row_and_adds_prefix_indexes() -> None:
+    """An index made before m015 holds the same rows after it, answers every query as before,
+    and its table now keeps prefix indexes."""
+    c = sqlite_module().connect(":memory:", isolation_level=None)
+    upto = migrations.MIGRATIONS.index(migrations.m015_prefix_index)
+    for migrate in migrations.MIGRATIONS[:upto]:
+        migrate(c)
+    c.execute("CREATE TABLE _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
+    c.executemany(
+        "INSERT INTO _migrations VALUES (?, '')",
+        [(m.__name__,) for m in migrations.MIGRATIONS[:upto]],
+    )
+    _load(c, [("cat", "dog bird"), ("catfish", "doggo fish"), ("sun", "cat moon"), ("b", "b bb")])
+    queries = ["c*", "ca*", "cat*", "catf*", "d*", "b*", "cat -fish", '"dog bird"', "sun moon"]
+
+    def answers() -> list[list[tuple[int, float, str]]]:
+        return [
+            [(h.id, h.bm25, h.snippet) for h in bm25.search(c, parse_query(q), None)]
+            for q in queries
+        ]
+
+    before = answers()
+    rows = c.execute("SELECT rowid, * FROM documents_fts ORDER BY rowid").fetchall()
+    assert migrations.apply(c) == ["m015_prefix_index"]
+    assert answers() == before
+    assert c.execute("SELECT rowid, * FROM documents_fts ORDER BY rowid").fetchall() == rows
+    sql = c.execute("SELECT sql FROM sqlite_master WHERE name = 'documents_fts'").fetchone()[0]
+    assert "prefix = '1 2 3'" in sql
+    c.close()

@@ -12,6 +12,8 @@ from engram.store.fts import bigrams, fold, quote
 
 # Words match the text columns and `cjk`, which also holds folded spellings (store/fts.py)
 TEXT_COLUMNS = "{title headings props body cjk}"
+# The full-text index keeps prefix indexes for prefixes of up to this many characters (m015)
+INDEXED_PREFIX = 3
 
 
 def match_expression(q: ParsedQuery) -> str | None:
@@ -116,6 +118,18 @@ def prune_common_terms(q: ParsedQuery, total: int, counts: dict[str, int]) -> Pa
     return replace(q, terms=keep)
 
 
+def restriction(q: ParsedQuery, weighted: list[tuple[str, float]], match: str) -> str | None:
+    """What a ranked document must also match: the required phrases and exclusions, None
+    when ranking alone already asks for exactly that (one "phrase" and nothing else), so
+    FTS5 does not match the phrase twice."""
+    if q.excluded:
+        return match
+    if not q.phrases:
+        return None
+    only = [f"{TEXT_COLUMNS} : {quote(p)}" for p in q.phrases]
+    return None if [p for p, _ in weighted] == only and len(only) == 1 else match
+
+
 @dataclass(frozen=True)
 class Ranking:
     """Keyword hits and `seen`, the IDF-weighted share of the query's words the index holds at
@@ -161,9 +175,11 @@ def ranked(conn: Any, q: ParsedQuery, limit: int | None, with_snippets: bool = T
     match = match_expression(q)
     if not weighted or match is None:
         return Ranking([], seen)
-    restrict = match if q.phrases or q.excluded else None
-    hits = store_search.bm25(conn, weighted, restrict, q.filters, limit)
+    hits = store_search.bm25(conn, weighted, restriction(q, weighted, match), q.filters, limit)
     if with_snippets:
-        marked = store_search.snippets(conn, match, [h.id for h in hits])
+        # FTS5 merges the lists of every word a prefix longer than its prefix indexes covers
+        # (m015) anew for each document asked for by rowid: one pass over the matches is less
+        long_prefix = any(len(p) > INDEXED_PREFIX for p in q.prefixes)
+        marked = store_search.snippets(conn, match, [h.id for h in hits], scan=long_prefix)
         hits = [replace(h, snippet=marked.get(h.id, "")) for h in hits]
     return Ranking(hits, seen)

@@ -91,18 +91,23 @@ def bm25(
     ]
 
 
-def snippets(conn: Any, match: str, doc_ids: list[int], tokens: int = 24) -> dict[int, str]:
+def snippets(
+    conn: Any, match: str, doc_ids: list[int], tokens: int = 24, scan: bool = False
+) -> dict[int, str]:
     """Body fragments around the matches for a few documents (marked with SNIPPET_START/END).
 
     Computed separately from ranking: SQLite would otherwise build a snippet for every
-    matching row before sorting.
+    matching row before sorting. FTS5 looks each document up by rowid and runs the match
+    again for each; with `scan` it runs the match once and keeps the listed documents
+    (quicker when setting up the match is the costly part).
     """
     if not doc_ids:
         return {}
     marks = ",".join("?" * len(doc_ids))
+    rowid = "+rowid" if scan else "rowid"
     rows = conn.execute(
         f"SELECT rowid, snippet(documents_fts, {BODY_COLUMN}, ?, ?, '…', ?) FROM documents_fts"
-        f" WHERE documents_fts MATCH ? AND rowid IN ({marks})",
+        f" WHERE documents_fts MATCH ? AND {rowid} IN ({marks})",
         (SNIPPET_START, SNIPPET_END, tokens, match, *doc_ids),
     )
     return {int(r[0]): r[1] or "" for r in rows}
