@@ -66,6 +66,18 @@ def _as_is(value: None) -> None:
     return value
 
 
+_CONNECTION_CLASSES: dict[str, type] = {}
+
+
+def _connection_class(mod: ModuleType) -> type:
+    """The driver's Connection with room for what a connection remembers between queries
+    (store/search.py keeps words' document counts on it)."""
+    cls = _CONNECTION_CLASSES.get(mod.__name__)
+    if cls is None:
+        cls = _CONNECTION_CLASSES[mod.__name__] = type("Connection", (mod.Connection,), {})
+    return cls
+
+
 def driver_info() -> Driver:
     """Describe the SQLite library this process uses (for `engram doctor`)."""
     mod = sqlite_module()
@@ -142,7 +154,12 @@ class Database:
 
     def _open(self) -> Any:
         mod = sqlite_module()
-        conn = mod.connect(str(self.path), isolation_level=None, check_same_thread=False)
+        conn = mod.connect(
+            str(self.path),
+            isolation_level=None,
+            check_same_thread=False,
+            factory=_connection_class(mod),
+        )
         conn.row_factory = mod.Row
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         conn.execute("PRAGMA journal_mode = WAL")
