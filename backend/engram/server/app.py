@@ -19,6 +19,7 @@ from engram.server.state import (
     CONFIG,
     ENGRAM,
     JOBS,
+    MODEL_READER,
     READER,
     RUNTIME,
     SYNC,
@@ -38,6 +39,7 @@ def create_app(engram: Engram, config: ServerConfig, runtime: Runtime) -> web.Ap
     app[CONFIG] = config
     app[RUNTIME] = runtime
     app[READER] = ThreadPoolExecutor(config.readers, thread_name_prefix="engram-read")
+    app[MODEL_READER] = ThreadPoolExecutor(config.model_readers, thread_name_prefix="engram-model")
     jobs = JobRunner(engram, config.collection, on_error=runtime.record_error)
     app[JOBS] = jobs
     app[WATCHER] = (
@@ -66,7 +68,8 @@ def create_app(engram: Engram, config: ServerConfig, runtime: Runtime) -> web.Ap
 async def _readers(app: web.Application) -> AsyncIterator[None]:
     _ = app[ENGRAM].db  # open (and migrate) the index before any request races to do it
     yield
-    app[READER].shutdown(wait=True, cancel_futures=True)
+    for pool in (app[READER], app[MODEL_READER]):
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 async def _jobs(app: web.Application) -> AsyncIterator[None]:

@@ -26,6 +26,7 @@ from engram.server.state import (
     SYNC,
     WATCHER,
     ActiveNote,
+    in_model_reader,
     in_reader,
     now_iso,
 )
@@ -128,7 +129,8 @@ async def query(request: web.Request) -> web.Response:
         "vsearch": engram.vsearch,
         "query": engram.query_run,
     }
-    found = await in_reader(
+    run = in_reader if mode == "search" else in_model_reader
+    found = await run(
         request.app,
         searches[mode],
         q,

@@ -12,7 +12,7 @@ from aiohttp import web
 from engram.errors import InvalidInputError, UnavailableError
 from engram.server import validate as v
 from engram.server.routes import note_rel
-from engram.server.state import CONFIG, ENGRAM, JOBS, SYNC, in_reader
+from engram.server.state import CONFIG, ENGRAM, JOBS, SYNC, in_model_reader, in_reader
 from engram.service import wire
 
 routes = web.RouteTableDef()
@@ -92,7 +92,7 @@ async def recall(request: web.Request) -> web.Response:
     q = v.text(body, "q") or ""  # empty: the filters alone, by importance and age
     n = v.integer(body, "n", 10, low=1, high=200)
     app = request.app
-    found = await in_reader(
+    found = await in_model_reader(
         app,
         app[ENGRAM].recall,
         q,
@@ -121,7 +121,7 @@ async def memory_context(request: web.Request) -> web.Response:
         raise InvalidInputError(f"profile must be one of {', '.join(PROFILES)}")
     budget = v.integer(body, "budget", 4000, low=0, high=200_000)
     app = request.app
-    found = await in_reader(
+    found = await in_model_reader(
         app, app[ENGRAM].memory_context, q, profile, budget, app[CONFIG].collection
     )
     return web.json_response(wire.to_json(found))
@@ -134,7 +134,7 @@ async def deep_search(request: web.Request) -> web.Response:
     q = v.text(body, "q", required=True)
     n = v.integer(body, "n", 10, low=1, high=200)
     app = request.app
-    found = await in_reader(app, app[ENGRAM].deep_search, q, n, app[CONFIG].collection)
+    found = await in_model_reader(app, app[ENGRAM].deep_search, q, n, app[CONFIG].collection)
     return web.json_response(wire.to_json(found))
 
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import functools
+import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -38,7 +39,10 @@ class ServerConfig:
     debounce: float = 2.0
     max_body: int = MAX_BODY
     body_seconds: float = 30.0  # a body still incomplete after this is refused with 408
-    readers: int = 4
+    # quick reads (keyword search, notes, status): one thread per core, so at load each query
+    # runs at full speed in turn instead of all of them sharing the cores and finishing late
+    readers: int = field(default_factory=lambda: min(max(os.cpu_count() or 2, 2), 8))
+    model_readers: int = 2  # reads that may run a model (vsearch, query, recall): seconds each
 
 
 @dataclass(frozen=True)
@@ -96,6 +100,7 @@ ENGRAM = web.AppKey("engram", Engram)
 CONFIG = web.AppKey("config", ServerConfig)
 RUNTIME = web.AppKey("runtime", Runtime)
 READER = web.AppKey("reader", ThreadPoolExecutor)
+MODEL_READER = web.AppKey("model_reader", ThreadPoolExecutor)
 JOBS: web.AppKey[JobRunner] = web.AppKey("jobs")
 WATCHER: web.AppKey[Watcher | None] = web.AppKey("watcher")
 SYNC: web.AppKey[SyncLoop] = web.AppKey("sync")
@@ -103,5 +108,16 @@ SYNC: web.AppKey[SyncLoop] = web.AppKey("sync")
 
 async def in_reader(app: web.Application, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     """Run a read (SQLite, files) on the reader threads, off the event loop."""
-    loop = asyncio.get_running_loop()
-    return await loop.run_in_executor(app[READER], functools.partial(fn, *args, **kwargs))
+    return await _run(app[READER], functools.partial(fn, *args, **kwargs))
+
+
+async def in_model_reader(
+    app: web.Application, fn: Callable[..., T], *args: Any, **kwargs: Any
+) -> T:
+    """Run a read that may run a model (embedding the query, reranking, expansion) on threads
+    of its own: two such requests taking seconds never hold up a keyword search."""
+    return await _run(app[MODEL_READER], functools.partial(fn, *args, **kwargs))
+
+
+async def _run(pool: ThreadPoolExecutor, call: Callable[[], T]) -> T:
+    return await asyncio.get_running_loop().run_in_executor(pool, call)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import datetime as dt
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,7 @@ from aiohttp.test_utils import TestClient
 from server_helpers import AUTH, TOKEN
 
 from engram.server.routes import ACTIVE_NOTE_STALE_SECONDS, openapi_document
-from engram.server.state import ENGRAM, JOBS, RUNTIME, Runtime
+from engram.server.state import CONFIG, ENGRAM, JOBS, RUNTIME, Runtime
 from engram.service import Engram, wire
 
 
@@ -72,6 +73,47 @@ async def test_query_search_matches_the_facade(
     assert "body" in full["results"][0]
     tagged = await post(client, "/v1/query", {"q": "pricing", "filters": {"tags": ["project"]}})
     assert [r["path"] for r in tagged["results"]] == ["Projects/Pricing.md"]
+
+
+async def test_keyword_search_is_answered_while_model_work_fills_its_threads(
+    client: TestClient[Any, Any], indexed: Engram, monkeypatch: Any
+) -> None:
+    """Reads that may run a model (seconds with a reranker) have threads of their own: with
+    every one of them busy, and as many again waiting, a keyword search is still answered."""
+    release = threading.Event()
+    started = threading.Semaphore(0)
+
+    def slow(original: Any) -> Any:
+        def run(*args: Any, **kwargs: Any) -> Any:
+            started.release()
+            release.wait(30)
+            return original(*args, **kwargs)  # whatever it answers (503 without vectors)
+
+        return run
+
+    for name in ("vsearch", "query_run", "recall"):
+        monkeypatch.setattr(indexed, name, slow(getattr(indexed, name)))
+    config = client.app[CONFIG]  # type: ignore[union-attr]
+
+    async def model_work(path: str, body: dict[str, str]) -> int:
+        async with client.post(path, json=body, headers=AUTH) as resp:
+            return resp.status
+
+    busy = [
+        asyncio.ensure_future(model_work("/v1/query", {"q": "pricing", "mode": mode}))
+        for mode in ("vsearch", "query") * config.model_readers
+    ]
+    busy.append(asyncio.ensure_future(model_work("/v1/recall", {"q": "pricing"})))
+    try:
+        for _ in range(config.model_readers):
+            assert await asyncio.to_thread(started.acquire, True, 10)
+        reply = await asyncio.wait_for(post(client, "/v1/query", {"q": "pricing"}), 10)
+        assert reply["results"][0]["path"] == "Projects/Pricing.md"
+        assert not any(task.done() for task in busy)
+    finally:
+        release.set()
+        assert 500 not in await asyncio.gather(*busy)  # (503: no vectors to search)
+    assert 2 <= config.readers <= 8
 
 
 async def test_query_rejects_bad_input(client: TestClient[Any, Any]) -> None:
