@@ -21,12 +21,16 @@ from engram.index.loader import Loaded, ParsePool, load_all
 from engram.index.resolver import LinkResolver
 from engram.store import documents as docs
 from engram.store import links as links_store
+from engram.store.admin import merge_fts_segments
 from engram.store.db import Database
 from engram.vault.resolve import NoteInfo
 from engram.vault.scan import FileStat, scan
 
 BATCH_SECONDS = 0.5
 BATCH_MAX = 500
+# An update that stored at least this many notes, and half the index or more, ends by merging
+# the full-text index's segments (store/admin.py): small vaults and edits leave them to FTS5
+MERGE_AFTER = 1_000
 
 Progress = Callable[[int, int], None]
 
@@ -124,6 +128,10 @@ def update(
         done = _update_collection(db, plan, max_file_bytes, report, progress, done, total, pool)
     with db.write() as conn:
         docs.set_meta(conn, "last_update", _now())
+        indexed = conn.execute("SELECT count(*) FROM documents").fetchone()[0]
+    stored = report.added + report.updated
+    if stored >= MERGE_AFTER and 2 * stored >= indexed:  # (re)built, not edited: worth it
+        merge_fts_segments(db)
     report.seconds = time.perf_counter() - started
     return report
 

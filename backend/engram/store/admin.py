@@ -117,6 +117,28 @@ def fts_integrity(conn: Any) -> str | None:
     return None
 
 
+MERGE_PAGES = 2_000  # full-text index pages merged per transaction (8 MB of the WAL)
+
+
+def merge_fts_segments(db: Any) -> None:
+    """Merge the full-text index into one segment, a transaction per MERGE_PAGES pages.
+
+    A large update writes the index as many segments (a commit every half second), and a
+    word in most notes is then read from each of them and merged, row by row, at every query
+    (12 on the 5,000-note load-test vault: searches 5% slower). FTS5's 'merge' with a negative
+    page count works toward one segment; it reports no change once there is nothing left.
+    """
+    while True:
+        with db.write() as conn:
+            before = conn.total_changes
+            conn.execute(
+                "INSERT INTO documents_fts (documents_fts, rank) VALUES ('merge', ?)",
+                (-MERGE_PAGES,),
+            )
+            if conn.total_changes - before < 2:
+                return
+
+
 def vacuum(conn: Any) -> None:
     """Rebuild the file to reclaim space (outside any transaction)."""
     conn.execute("INSERT INTO documents_fts (documents_fts) VALUES ('optimize')")
