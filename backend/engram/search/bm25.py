@@ -177,9 +177,14 @@ def ranked(conn: Any, q: ParsedQuery, limit: int | None, with_snippets: bool = T
         return Ranking([], seen)
     hits = store_search.bm25(conn, weighted, restriction(q, weighted, match), q.filters, limit)
     if with_snippets:
-        # FTS5 merges the lists of every word a prefix longer than its prefix indexes covers
-        # (m015) anew for each document asked for by rowid: one pass over the matches is less
-        long_prefix = any(len(p) > INDEXED_PREFIX for p in q.prefixes)
-        marked = store_search.snippets(conn, match, [h.id for h in hits], scan=long_prefix)
+        marked = snippets(conn, q, match, [h.id for h in hits])
         hits = [replace(h, snippet=marked.get(h.id, "")) for h in hits]
     return Ranking(hits, seen)
+
+
+def snippets(conn: Any, q: ParsedQuery, match: str, doc_ids: list[int]) -> dict[int, str]:
+    """Marked body fragments of a query's matches in a few documents. FTS5 merges the lists
+    of every word a prefix longer than its prefix indexes (m015) covers anew for each document
+    looked up by rowid: for such a query one pass over the matches is quicker."""
+    long_prefix = any(len(p) > INDEXED_PREFIX for p in q.prefixes)
+    return store_search.snippets(conn, match, doc_ids, scan=long_prefix)

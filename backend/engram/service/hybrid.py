@@ -12,12 +12,12 @@ from engram.errors import InvalidInputError, UnavailableError
 from engram.index import languages
 from engram.models.protocols import ModelError
 from engram.search.bm25 import match_expression
+from engram.search.bm25 import snippets as bm25_snippets
 from engram.search.fusion import CANDIDATE_LIMIT
 from engram.search.query import ParsedQuery
 from engram.search.results import Passage, SearchResult
 from engram.service import wire
 from engram.store import llmcache, vectors
-from engram.store import search as store_search
 from engram.store.filters import Filters
 from engram.store.search import content_text
 
@@ -257,7 +257,7 @@ class HybridService:
         marked: dict[int, str] = {}
         match = match_expression(q)
         if with_snippets and keyword_first and match:
-            marked = store_search.snippets(conn, match, [c.doc_id for c in keyword_first])
+            marked = bm25_snippets(conn, q, match, [c.doc_id for c in keyword_first])
         by_keyword = {c.doc_id for c in keyword_first}
         out = []
         for c in candidates:

@@ -70,12 +70,25 @@ _CONNECTION_CLASSES: dict[str, type] = {}
 
 
 def _connection_class(mod: ModuleType) -> type:
-    """The driver's Connection with room for what a connection remembers between queries
-    (store/search.py keeps words' document counts on it)."""
+    """The driver's Connection with room for what a connection remembers (`index_memo`)."""
     cls = _CONNECTION_CLASSES.get(mod.__name__)
     if cls is None:
         cls = _CONNECTION_CLASSES[mod.__name__] = type("Connection", (mod.Connection,), {})
     return cls
+
+
+def index_memo(conn: Any) -> dict[str, Any] | None:
+    """What this connection has worked out about the index as it is now, emptied as soon as
+    the index changed: a commit by another connection (`PRAGMA data_version`) or any change
+    by this one (`total_changes`). None for a connection Database did not open (no room)."""
+    room = getattr(conn, "__dict__", None)
+    if room is None:
+        return None
+    version = (int(conn.execute("PRAGMA data_version").fetchone()[0]), conn.total_changes)
+    kept = room.get("index_memo")
+    if kept is None or kept[0] != version:
+        kept = room["index_memo"] = (version, {})
+    return kept[1]
 
 
 def driver_info() -> Driver:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from engram.store.db import index_memo
 from engram.store.filters import Filters, where
 
 SNIPPET_START = "\x02"
@@ -134,15 +135,6 @@ def content_text(conn: Any, content_hash: str) -> str | None:
     return None if row is None else str(row[0])
 
 
-@dataclass
-class _Frequencies:
-    """Document counts a connection has made, valid for one state of the index."""
-
-    version: tuple[int, int]
-    total: int
-    found: dict[str, int]
-
-
 MEMO_MATCHES = 10_000  # expressions remembered per connection (then it starts afresh)
 
 
@@ -151,24 +143,21 @@ def term_document_counts(conn: Any, matches: list[str]) -> tuple[int, list[int]]
     frequencies).
 
     Counting reads a word's whole list (8 ms for a word in most of 100,000 notes), and the
-    same words come back query after query, so a connection opened by store/db.py keeps the
-    counts while the index is as it was: no commit by another connection (`PRAGMA
-    data_version`) nor any change by this one (`total_changes`).
+    same words come back query after query, so the counts are kept while the index is as it
+    was (store/db.py's `index_memo`).
     """
-    memo = getattr(conn, "__dict__", None)
+    memo = index_memo(conn)
     if memo is None:
         return _count(conn, matches)
-    version = (int(conn.execute("PRAGMA data_version").fetchone()[0]), conn.total_changes)
-    known = memo.get("frequencies")
-    if known is None or known.version != version or len(known.found) > MEMO_MATCHES:
-        total, found = _count(conn, matches)
-        known = _Frequencies(version, total, dict(zip(matches, found, strict=True)))
-        memo["frequencies"] = known
-        return total, found
-    missing = [m for m in dict.fromkeys(matches) if m not in known.found]
+    found = memo.get("frequencies")
+    if found is None or len(found) > MEMO_MATCHES:
+        total, counts = _count(conn, matches)
+        memo["documents"], memo["frequencies"] = total, dict(zip(matches, counts, strict=True))
+        return total, counts
+    missing = [m for m in dict.fromkeys(matches) if m not in found]
     if missing:
-        known.found.update(zip(missing, _count(conn, missing)[1], strict=True))
-    return known.total, [known.found[m] for m in matches]
+        found.update(zip(missing, _count(conn, missing)[1], strict=True))
+    return memo["documents"], [found[m] for m in matches]
 
 
 def _count(conn: Any, matches: list[str]) -> tuple[int, list[int]]:

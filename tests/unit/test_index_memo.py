@@ -1,14 +1,16 @@
-"""Words' document counts are remembered per connection only while the index is unchanged."""
+"""What a connection remembers about the index (words' document counts, embedding coverage)
+holds only while the index is unchanged."""
 
 from __future__ import annotations
 
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engram.store import search
+from engram.store import search, vectors
 from engram.store.db import Database
 
 WORDS = ("cat", "dog", "bird", "fish")
@@ -78,3 +80,33 @@ def test_counts_are_remembered_between_queries() -> None:
             assert not any("count(*)" in s for s in statements)
         finally:
             db.close()
+
+
+def test_coverage_is_remembered_until_either_connection_changes_the_index() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        reader, writer = (Database(Path(tmp) / "i.sqlite") for _ in range(2))
+        try:
+            _add(writer.conn, "cat")
+            doc_hash = writer.conn.execute("SELECT hash FROM documents").fetchone()[0]
+
+            def chunk(conn: Any, seq: int) -> None:
+                conn.execute(
+                    "INSERT INTO chunks (doc_hash, seq, start, end, start_line, end_line,"
+                    " text_hash, tokens) VALUES (?, ?, 0, 1, 1, 1, ?, 1)",
+                    (doc_hash, seq, f"t{seq}"),
+                )
+
+            assert vectors.coverage(reader.conn)["chunks"] == 0
+            statements: list[str] = []
+            reader.conn.set_trace_callback(statements.append)
+            assert vectors.coverage(reader.conn)["chunks"] == 0
+            reader.conn.set_trace_callback(None)
+            assert not any("count(*)" in s for s in statements)
+            chunk(writer.conn, 1)  # another connection commits
+            assert vectors.coverage(reader.conn)["chunks"] == 1
+            chunk(reader.conn, 2)  # this one changes it
+            assert vectors.coverage(reader.conn) == vectors._coverage(reader.conn)
+            assert vectors.coverage(reader.conn)["chunks"] == 2
+        finally:
+            reader.close()
+            writer.close()
