@@ -203,3 +203,41 @@ def test_a_model_that_fails_while_running_is_skipped_and_said(
         "no reranking: llama.cpp failed to evaluate the prompt",
     ]
     assert run.results and all(r.explain and r.explain["rerank"] is None for r in run.results)
+
+
+class _Inline:
+    """An executor that runs each call at once on the calling thread."""
+
+    def submit(self, fn, *args):  # type: ignore[no-untyped-def]
+        from concurrent.futures import Future
+
+        done: Future[object] = Future()
+        done.set_result(fn(*args))
+        return done
+
+
+@pytest.mark.parametrize(
+    "query", ["pausing churn pilot", "roasters volume commitment", "price*", '"pilot" -churn']
+)
+def test_the_vector_list_found_ahead_on_another_thread_changes_nothing(
+    hybrid: Engram, monkeypatch: pytest.MonkeyPatch, query: str
+) -> None:
+    """The original query's vector list is found on a thread of its own, with that thread's
+    connection, while BM25 ranks: the same results, scores and stages as one after the other."""
+    from engram.search import hybrid as pipeline
+
+    threads: set[str] = set()
+    real = pipeline.vector_search.search
+
+    def spy(conn, *args, **kwargs):  # type: ignore[no-untyped-def]
+        import threading
+
+        threads.add(threading.current_thread().name)
+        return real(conn, *args, **kwargs)
+
+    monkeypatch.setattr(pipeline.vector_search, "search", spy)
+    ahead = hybrid.query_run(query, n=8, expand=False, rerank=False, explain=True)
+    assert any(name.startswith("engram-vectors") for name in threads)
+    monkeypatch.setattr(pipeline, "_AHEAD", _Inline())
+    inline = hybrid.query_run(query, n=8, expand=False, rerank=False, explain=True)
+    assert ahead == inline

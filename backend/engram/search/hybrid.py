@@ -8,10 +8,9 @@ callable that fails raises UnavailableError: the query goes on without that stag
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any
-
-import numpy as np
 
 from engram.errors import UnavailableError
 from engram.models import language
@@ -29,7 +28,9 @@ SKIP_MIN_TOP = 18.0
 SKIP_MIN_RATIO = 1.5
 RERANK_TEXT_CHARS = 1500
 
-Embed = Callable[[str], np.ndarray]
+# the documents whose passages are nearest a text (embedded by the model), at most `depth`; the
+# caller's closure opens its own connection, as it may run on another thread
+Nearest = Callable[[str, int], list[vector_search.VectorHit]]
 Expand = Callable[[str], list[str]]
 Rerank = Callable[[str, list[str]], list[float]]
 
@@ -60,6 +61,10 @@ class Outcome:
 
 
 Variant = tuple[str, ParsedQuery, float]  # list name suffix, query, list weight
+# The original query's vector list is found on one of these threads while BM25 ranks on the
+# caller's: SQLite, llama.cpp and the float16 scan all let go of the GIL, so on two cores a
+# query costs the longer of the two rather than their sum
+_AHEAD = ThreadPoolExecutor(max_workers=2, thread_name_prefix="engram-vectors")
 
 
 def run(
@@ -67,8 +72,7 @@ def run(
     q: ParsedQuery,
     limit: int | None,
     candidate_limit: int,
-    embed: Embed | None,
-    index: vector_search.VectorIndex | None,
+    nearest: Nearest | None,
     expand: Expand | None,
     rerank: Rerank | None,
     min_similarity: float | None = None,
@@ -84,14 +88,15 @@ def run(
     depth = max(limit or 0, candidate_limit, 50)
     stages: dict[str, str] = {}
     notices: list[str] = []
+    ahead = _AHEAD.submit(nearest, q.text, depth) if nearest and q.text.strip() else None
     first = bm25.ranked(conn, q, depth, with_snippets=False)
     variants, expansions = _variants(q, first, expand, stages, notices)
-    matter = embed is not None and fusion.languages_matter(embed_serves)
+    matter = nearest is not None and fusion.languages_matter(embed_serves)
     odds = language.odds(q.text) if matter else {}
     lists, bm25_hits, vec_hits = _ranked_lists(
-        conn, q, first, variants, depth, embed, index, odds, embed_serves
+        conn, q, first, variants, depth, (nearest, ahead), odds, embed_serves
     )
-    stages["vector"] = "ran" if embed is not None else "off"
+    stages["vector"] = "ran" if nearest is not None else "off"
     candidates = _fused(lists, bm25_hits, vec_hits)
     if min_similarity is not None:
         candidates = [c for c in candidates if above_floor(c, min_similarity)]
@@ -134,12 +139,13 @@ def _ranked_lists(
     first: bm25.Ranking,
     variants: list[Variant],
     depth: int,
-    embed: Embed | None,
-    index: vector_search.VectorIndex | None,
+    vector_lists: tuple[Nearest | None, Future[list[vector_search.VectorHit]] | None],
     odds: dict[str, float],
     embed_serves: frozenset[str] | None,
 ) -> tuple[list[fusion.RankedList], dict[int, FtsHit], dict[int, vector_search.VectorHit]]:
-    """A keyword list and (with a model) a vector list per variant, and each list's hits."""
+    """A keyword list and (with a model) a vector list per variant, and each list's hits; the
+    original query's vector list may be on its way already (`vector_lists`' future)."""
+    nearest, ahead = vector_lists
     lists: list[fusion.RankedList] = []
     bm25_hits: dict[int, FtsHit] = {}
     vec_hits: dict[int, vector_search.VectorHit] = {}
@@ -156,8 +162,11 @@ def _ranked_lists(
                 fusion.keyword_trust(kw.seen) * language_trust(conn, kw.hits, odds, embed_serves),
             )
         )
-        if embed is not None and index is not None and variant.text.strip():
-            found = vector_search.search(conn, index, embed(variant.text), q.filters, depth)
+        if nearest is not None and variant.text.strip():
+            if name == "original" and ahead is not None:
+                found = ahead.result()
+            else:
+                found = nearest(variant.text, depth)
             for v in found:
                 vec_hits.setdefault(int(v.doc[0]), v)
             lists.append(

@@ -22,8 +22,6 @@ from engram.store.filters import Filters
 from engram.store.search import content_text
 
 if TYPE_CHECKING:
-    import numpy as np
-
     from engram.models.protocols import Generator, Reranker
     from engram.search.hybrid import Candidate
     from engram.service.core import Core
@@ -140,14 +138,12 @@ class HybridService:
             raise InvalidInputError("query needs words to search for")
         notices: list[str] = []
         unloaded: dict[str, str] = {}  # stages whose model is configured but does not load
-        embed = self._embed_fn(notices)
         outcome = hybrid.run(
             self._core.db.conn,
             q,
             n,
             max(1, candidate_limit),
-            embed,
-            self._semantic.vector_index() if embed else None,
+            self._nearest_fn(q, notices),
             self._expand_fn(notices, unloaded) if expand else None,
             self._rerank_fn(notices, unloaded) if rerank else None,
             min_similarity,
@@ -164,7 +160,7 @@ class HybridService:
             [r for r in results if r.score >= min_score], stages, tuple(notices), outcome.expansions
         )
 
-    def _embed_fn(self, notices: list[str]) -> Any:
+    def _nearest_fn(self, q: ParsedQuery, notices: list[str]) -> Any:
         try:
             embedder = self._semantic.embedder_for_index()
         except UnavailableError as exc:
@@ -172,10 +168,16 @@ class HybridService:
             return None
         import numpy as np
 
-        def embed(text: str) -> np.ndarray:
-            return np.asarray(embedder.embed_query(text), dtype=np.float32)
+        from engram.search import vector as vector_search
 
-        return embed
+        index = self._semantic.vector_index()
+
+        def nearest(text: str, depth: int) -> list[vector_search.VectorHit]:
+            vector = np.asarray(embedder.embed_query(text), dtype=np.float32)
+            # the calling thread's own connection (hybrid.run may call this on another)
+            return vector_search.search(self._core.db.conn, index, vector, q.filters, depth)
+
+        return nearest
 
     def _expand_fn(self, notices: list[str], unloaded: dict[str, str]) -> Any:
         if self._core.settings.generate_model is None:
