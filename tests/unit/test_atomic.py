@@ -187,3 +187,31 @@ def test_a_name_the_file_system_refuses_is_invalid_input_not_a_crash(tmp_path: P
     with pytest.raises(InvalidInputError, match="too long for this file system"):
         atomic.write_file(tmp_path / ("a" * 256 + ".md"), b"x", "")
     assert temps(tmp_path) == []
+
+
+def test_write_if_changed_streams_pieces_and_leaves_an_equal_file_alone(tmp_path: Path) -> None:
+    target = tmp_path / "state" / "index.json"
+    pieces = [b'{"a": ', b"1", b"}\n"]
+    assert atomic.write_if_changed(target, iter(pieces))
+    assert target.read_bytes() == b"".join(pieces)
+    before = target.stat()
+    assert not atomic.write_if_changed(target, iter(pieces))  # same bytes: not rewritten
+    after = target.stat()
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+    assert atomic.write_if_changed(target, iter([b"{}", b"\n"]))
+    assert target.read_bytes() == b"{}\n"
+    assert sorted(p.name for p in target.parent.iterdir()) == ["index.json"]  # no temp left
+
+
+def test_write_if_changed_leaves_the_old_file_when_the_pieces_fail(tmp_path: Path) -> None:
+    target = tmp_path / "index.json"
+    target.write_bytes(b"old\n")
+
+    def broken() -> Iterator[bytes]:
+        yield b"new"
+        raise RuntimeError("the graph could not be read")
+
+    with pytest.raises(RuntimeError):
+        atomic.write_if_changed(target, broken())
+    assert target.read_bytes() == b"old\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["index.json"]

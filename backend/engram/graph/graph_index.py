@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,7 +27,7 @@ EDGE_TYPES = ("wiki_link", "embed", "tag", "frontmatter_relation")
 FACT_RELATIONS = ("supersedes", "supersededBy", "contradictsWith")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Node:
     """A note, tag or unresolved target."""
 
@@ -43,7 +43,7 @@ class Node:
         return out | {k: v for k, v in (("type", self.type), ("path", self.path)) if v}
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True, order=True, slots=True)
 class Edge:
     """A typed edge; `count` links of that type from source to target."""
 
@@ -80,19 +80,23 @@ class GraphIndex:
         }
 
     def to_json(self) -> str:
-        """The file's text: one node or edge per line, so a vault kept in git diffs by line.
-        Each line goes through json's C encoder (an indented dump runs the pure-Python one:
-        15 s of a 100,000-note vault's 270 MB file)."""
+        """The file's text (see `json_pieces`)."""
+        return "".join(self.json_pieces())
 
-        def rows(items: Iterable[Node] | Iterable[Edge]) -> str:
-            lines = ",\n".join(f"  {json.dumps(i.to_dict(), ensure_ascii=False)}" for i in items)
-            return f"[\n{lines}\n ]" if lines else "[]"
-
+    def json_pieces(self) -> Iterator[str]:
+        """The file's text piece by piece (a 100,000-note vault's is 235 MB: written as it is
+        made, it is never in memory whole): one node or edge per line, so a vault kept in git
+        diffs by line. Each line goes through json's C encoder (an indented dump runs the
+        pure-Python one: 15 s of that file)."""
         head = json.dumps(
             {"version": VERSION, "collection": self.collection, "edgeTypes": list(EDGE_TYPES)},
             ensure_ascii=False,
         )
-        return f'{head[:-1]},\n "nodes": {rows(self.nodes)},\n "edges": {rows(self.edges)}\n}}\n'
+        yield f'{head[:-1]},\n "nodes": '
+        yield from _rows(self.nodes)
+        yield ',\n "edges": '
+        yield from _rows(self.edges)
+        yield "\n}\n"
 
     def to_graphml(self) -> str:
         """The same graph as GraphML (Gephi, yEd, Cytoscape)."""
@@ -161,13 +165,13 @@ def build(
     """The typed graph from the stored rows (store.graph.typed_documents / typed_links /
     all_tags); `type_of(path, fact type)` names a note's type."""
     nodes: dict[str, Node] = {}
-    paths: dict[int, str] = {}
     front: dict[int, dict[str, Any]] = {}
     fact_doc: dict[str, int] = {}
+    ids: dict[int, str] = {}  # each note's node id, made once and shared by all its edges
     for doc_id, path, title, fact_id, fact_type, fm in documents:
-        paths[doc_id] = path
-        nodes[note_id(path)] = Node(
-            note_id(path), "note", title or path, type_of(path, fact_type), path
+        ids[doc_id] = note_id(path)
+        nodes[ids[doc_id]] = Node(
+            ids[doc_id], "note", title or path, type_of(path, fact_type), path
         )
         front[doc_id] = _load(fm)
         if fact_id:
@@ -180,32 +184,33 @@ def build(
             counts[key] = counts.get(key, 0) + 1
 
     for doc_id, kind, embed, target, resolved, is_file in links:
-        if doc_id not in paths:
+        if doc_id not in ids:
             continue
-        src = note_id(paths[doc_id])
-        if resolved is not None and resolved in paths:
-            dst = note_id(paths[resolved])
+        src = ids[doc_id]
+        if resolved is not None and resolved in ids:
+            dst = ids[resolved]
         elif is_file:
             continue  # an attachment, or a file outside the collection's mask
         else:
             dst = f"unresolved:{target}"
-            nodes.setdefault(dst, Node(dst, "unresolved", target))
+            dst = nodes.setdefault(dst, Node(dst, "unresolved", target)).id  # one shared id
         if kind == "frontmatter":
             add(src, dst, "frontmatter_relation", _property(front.get(doc_id, {}), target))
         else:
             add(src, dst, "embed" if embed else "wiki_link")
     for doc_id, tag in tags:
-        if doc_id in paths:
+        if doc_id in ids:
             tid = f"tag:{tag}"
             nodes.setdefault(tid, Node(tid, "tag", tag))
-            add(note_id(paths[doc_id]), tid, "tag")
+            add(ids[doc_id], tid, "tag")
     for doc_id, fm in front.items():
         for prop in FACT_RELATIONS:
             for ref in _ids(fm.get(prop)):
                 other = fact_doc.get(ref)
                 if other is not None:
-                    add(note_id(paths[doc_id]), note_id(paths[other]), "frontmatter_relation", prop)
-    edges = tuple(sorted(Edge(s, t, k, p, c) for (s, t, k, p), c in counts.items()))
+                    add(ids[doc_id], ids[other], "frontmatter_relation", prop)
+    # keys are unique, so sorting them orders the edges as Edge's own order would, in C
+    edges = tuple(Edge(s, t, k, p, c) for (s, t, k, p), c in sorted(counts.items()))
     return GraphIndex(collection, tuple(sorted(nodes.values(), key=lambda n: n.id)), edges)
 
 
@@ -290,3 +295,12 @@ def neighbors(
         if nid != start and nid in by_id
     ]
     return sorted(out, key=lambda n: (n.hops, n.id))
+
+
+def _rows(items: Iterable[Node] | Iterable[Edge]) -> Iterator[str]:
+    """A JSON array, one item per line."""
+    first = True
+    for item in items:
+        yield ("[\n  " if first else ",\n  ") + json.dumps(item.to_dict(), ensure_ascii=False)
+        first = False
+    yield "[]" if first else "\n ]"

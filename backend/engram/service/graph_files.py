@@ -14,7 +14,7 @@ from engram.graph import colours
 from engram.graph import graph_index as gi
 from engram.memory.model import ARCHIVE_FOLDER, DAILY_FOLDER, LEDGER_FOLDER, TYPE_FOLDERS
 from engram.store import graph as store
-from engram.vault.atomic import write_file
+from engram.vault.atomic import write_file, write_if_changed
 from engram.vault.fsio import safe_join, sha256_hex
 
 if TYPE_CHECKING:
@@ -214,13 +214,8 @@ class GraphFiles:
                 self._built[name] = key  # nor since another process did (no graph to build:
                 continue  # 33 s for a 100,000-note vault's no-op update)
             started = monotonic()
-            data = self.build(name).to_json().encode("utf-8")
-            try:
-                same = sha256_hex(path.read_bytes()) == sha256_hex(data)
-            except FileNotFoundError:
-                same = False
-            if not same:
-                write_file(path, data)
+            pieces = (p.encode("utf-8") for p in self.build(name).json_pieces())
+            if write_if_changed(path, pieces):
                 written.append(str(path))
             self._built[name] = key
             with self._db().write() as conn:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -152,16 +152,17 @@ def typed_documents(conn: Any, collection: str) -> list[tuple[Any, ...]]:
     return [tuple(r) for r in rows]
 
 
-def typed_links(conn: Any, collection: str) -> list[tuple[int, str, int, str, int | None, int]]:
+def typed_links(conn: Any, collection: str) -> Iterator[tuple[int, str, int, str, int | None, int]]:
     """(source id, kind, embed, target as written, resolved note id or None, is a file) of
-    every link of a collection; `is a file` is 1 when the target resolves to an attachment."""
+    every link of a collection, read as they are used (1.9 million rows in a large vault);
+    `is a file` is 1 when the target resolves to an attachment."""
     rows = conn.execute(
         "SELECT l.doc_id, l.kind, l.embed, l.target, l.resolved_doc_id,"
         " l.resolved_path IS NOT NULL FROM links l JOIN documents d ON d.id = l.doc_id"
         " WHERE d.collection = ? ORDER BY l.doc_id, l.line, l.id",
         (collection,),
     )
-    return [tuple(r) for r in rows]
+    return (tuple(r) for r in rows)
 
 
 def all_tags(conn: Any, collection: str) -> list[tuple[int, str]]:

@@ -32,7 +32,7 @@ import secrets
 import stat
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -115,6 +115,37 @@ def write_file(path: Path, data: bytes, expected: str | None = None, private: bo
     return sha256_hex(data)
 
 
+def write_if_changed(path: Path, pieces: Iterable[bytes]) -> bool:
+    """Write a file Engram alone keeps (no precondition) from pieces, without holding it all
+    in memory; leave it as it is when it already holds exactly that (True when written)."""
+    digest = hashlib.sha256()
+
+    def hashed() -> Iterator[bytes]:
+        for piece in pieces:
+            digest.update(piece)
+            yield piece
+
+    with name_errors(path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = stage(path.parent, hashed(), like=path)
+        try:
+            if _file_sha256(path) == digest.hexdigest():
+                return False
+            os.replace(tmp, path)
+        finally:
+            tmp.unlink(missing_ok=True)
+    fsync_dir(path.parent)
+    return True
+
+
+def _file_sha256(path: Path) -> str | None:
+    try:
+        with path.open("rb") as fh:
+            return hashlib.file_digest(fh, "sha256").hexdigest()
+    except FileNotFoundError:
+        return None
+
+
 def temp_name(folder: Path) -> Path:
     """A free-looking temporary name in `folder`: 21 bytes, whatever the target's name."""
     return folder / f"{TEMP_PREFIX}{secrets.token_hex(4)}{TEMP_SUFFIX}"
@@ -125,14 +156,18 @@ def is_temp(name: str) -> bool:
     return name.startswith(TEMP_PREFIX) and name.endswith((TEMP_SUFFIX, TEMP_SUFFIX + KEEP_SUFFIX))
 
 
-def stage(folder: Path, data: bytes, like: Path | None = None, at: Path | None = None) -> Path:
-    """Write `data` to a new temporary file in `folder` (or at `at`), fsynced; with the mode
-    of `like` when that file exists (a new note gets the usual mode, umask applied)."""
+def stage(
+    folder: Path, data: bytes | Iterable[bytes], like: Path | None = None, at: Path | None = None
+) -> Path:
+    """Write `data` (bytes, or pieces of them) to a new temporary file in `folder` (or at
+    `at`), fsynced; with the mode of `like` when that file exists (a new note gets the usual
+    mode, umask applied)."""
     tmp = at or temp_name(folder)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
+            for piece in (data,) if isinstance(data, bytes) else data:
+                fh.write(piece)
             fh.flush()
             os.fsync(fh.fileno())
         if like is not None:
