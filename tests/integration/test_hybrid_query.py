@@ -237,7 +237,7 @@ def test_the_vector_list_found_ahead_on_another_thread_changes_nothing(
 
     monkeypatch.setattr(pipeline.vector_search, "search", spy)
     ahead = hybrid.query_run(query, n=8, expand=False, rerank=False, explain=True)
-    assert any(name.startswith("engram-vectors") for name in threads)
-    monkeypatch.setattr(pipeline, "_AHEAD", _Inline())
+    assert any(name.startswith("engram-helper") for name in threads)
+    monkeypatch.setattr(pipeline, "HELPERS", _Inline())
     inline = hybrid.query_run(query, n=8, expand=False, rerank=False, explain=True)
     assert ahead == inline

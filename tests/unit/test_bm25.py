@@ -252,3 +252,37 @@ def test_m015_keeps_every_row_and_adds_prefix_indexes() -> None:
     sql = c.execute("SELECT sql FROM sqlite_master WHERE name = 'documents_fts'").fetchone()[0]
     assert "prefix = '1 2 3'" in sql
     c.close()
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    docs=st.lists(st.tuples(_text, _text), min_size=1, max_size=12),
+    pieces=st.lists(_query_piece, min_size=1, max_size=3),
+    limit=st.integers(min_value=1, max_value=6),
+)
+def test_a_ranking_split_in_halves_across_threads_is_the_same_ranking(
+    docs: list[tuple[str, str]], pieces: list[str], limit: int
+) -> None:
+    """On a large index the upper half of the ids is ranked on a helper thread with its own
+    connection: the same hits, scores and order as one ranking, filters and all."""
+    import tempfile
+    from pathlib import Path
+
+    from engram.store.db import Database
+
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Database(Path(tmp) / "i.sqlite", load_vec=False)
+        try:
+            _load(db.conn, docs)
+            for text in (" ".join(pieces), " ".join(pieces) + " path:1"):
+                q = parse_query(text)
+                whole = bm25.search(db.conn, q, limit, with_snippets=False)
+                old = bm25.SPLIT_MIN_DOCS, bm25.SPLIT_MIN_HITS
+                bm25.SPLIT_MIN_DOCS, bm25.SPLIT_MIN_HITS = 0, 0
+                try:
+                    halves = bm25.search(db.conn, q, limit, False, connect=lambda: db.conn)
+                finally:
+                    bm25.SPLIT_MIN_DOCS, bm25.SPLIT_MIN_HITS = old
+                assert [(h.id, h.bm25) for h in halves] == [(h.id, h.bm25) for h in whole]
+        finally:
+            db.close()

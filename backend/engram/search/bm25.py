@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from engram.search.helpers import HELPERS
 from engram.search.query import ParsedQuery
 from engram.store import search as store_search
 from engram.store.fts import bigrams, fold, quote
@@ -140,20 +142,40 @@ class Ranking:
     seen: float = 1.0
 
 
+# On an index of SPLIT_MIN_DOCS or more, a keyword search whose words are in SPLIT_MIN_HITS
+# documents or more ranks each half of the index on its own thread when the caller can open a
+# connection there (search/helpers.py): FTS5 scores every document holding a word (95-160 ms
+# for a word in all of 100,000 notes). Smaller indexes answer in a few milliseconds, and under
+# load a split only adds work (the 5,000-note load test lost a tenth of its throughput)
+SPLIT_MIN_DOCS = 20_000
+SPLIT_MIN_HITS = 5_000
+
+
 def search(
-    conn: Any, q: ParsedQuery, limit: int | None, with_snippets: bool = True
+    conn: Any,
+    q: ParsedQuery,
+    limit: int | None,
+    with_snippets: bool = True,
+    connect: Callable[[], Any] | None = None,
 ) -> list[store_search.FtsHit]:
     """Ranked documents for a query (filter-only queries list newest first)."""
-    return ranked(conn, q, limit, with_snippets).hits
+    return ranked(conn, q, limit, with_snippets, connect).hits
 
 
-def ranked(conn: Any, q: ParsedQuery, limit: int | None, with_snippets: bool = True) -> Ranking:
+def ranked(
+    conn: Any,
+    q: ParsedQuery,
+    limit: int | None,
+    with_snippets: bool = True,
+    connect: Callable[[], Any] | None = None,
+) -> Ranking:
     """Ranked documents for a query, with the share of its words the index holds.
 
     Scores are BM25 with Lucene's IDF, a word counted as often as the query repeats it (as stock
     BM25 sums over query tokens: a pasted paragraph is about the words it keeps coming back
     to). FTS5 ranks each phrase alone; its own IDF is swapped for Lucene's through a factor per
-    phrase computed from the same document counts.
+    phrase computed from the same document counts. `connect` gives the calling thread's own
+    connection: with it, a large ranking is split across two threads (SPLIT_MIN_DOCS).
     """
     phrases = ranked_phrases(q)
     if not phrases:
@@ -175,11 +197,40 @@ def ranked(conn: Any, q: ParsedQuery, limit: int | None, with_snippets: bool = T
     match = match_expression(q)
     if not weighted or match is None:
         return Ranking([], seen)
-    hits = store_search.bm25(conn, weighted, restriction(q, weighted, match), q.filters, limit)
+    restrict = restriction(q, weighted, match)
+    hits_to_score = sum(counts[p] for p, _ in weighted)
+    if connect and limit and total >= SPLIT_MIN_DOCS and hits_to_score >= SPLIT_MIN_HITS:
+        hits = _in_halves(conn, connect, weighted, restrict, q, limit)
+    else:
+        hits = store_search.bm25(conn, weighted, restrict, q.filters, limit)
     if with_snippets:
         marked = snippets(conn, q, match, [h.id for h in hits])
         hits = [replace(h, snippet=marked.get(h.id, "")) for h in hits]
     return Ranking(hits, seen)
+
+
+def _in_halves(
+    conn: Any,
+    connect: Callable[[], Any],
+    weighted: list[tuple[str, float]],
+    restrict: str | None,
+    q: ParsedQuery,
+    limit: int,
+) -> list[store_search.FtsHit]:
+    """The best `limit` documents, the upper half of the ids ranked on a helper thread: FTS5
+    takes each phrase's IDF and the mean length from the whole index whatever rows it scores,
+    so each score, and the merged order, are those of one ranking."""
+    last = store_search.last_document_id(conn)
+    middle = last // 2
+
+    def upper() -> list[store_search.FtsHit]:
+        return store_search.bm25(
+            connect(), weighted, restrict, q.filters, limit, rowids=(middle + 1, last)
+        )
+
+    other = HELPERS.submit(upper)
+    lower = store_search.bm25(conn, weighted, restrict, q.filters, limit, rowids=(0, middle))
+    return sorted(lower + other.result(), key=lambda h: (h.bm25, h.id))[:limit]
 
 
 def snippets(conn: Any, q: ParsedQuery, match: str, doc_ids: list[int]) -> dict[int, str]:

@@ -8,7 +8,7 @@ callable that fails raises UnavailableError: the query goes on without that stag
 from __future__ import annotations
 
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -16,6 +16,7 @@ from engram.errors import UnavailableError
 from engram.models import language
 from engram.search import bm25, fusion, passages
 from engram.search import vector as vector_search
+from engram.search.helpers import HELPERS
 from engram.search.query import ParsedQuery, parse_query
 from engram.search.snippets import body_offset
 from engram.store import documents, vectors
@@ -61,10 +62,6 @@ class Outcome:
 
 
 Variant = tuple[str, ParsedQuery, float]  # list name suffix, query, list weight
-# The original query's vector list is found on one of these threads while BM25 ranks on the
-# caller's: SQLite, llama.cpp and the float16 scan all let go of the GIL, so on two cores a
-# query costs the longer of the two rather than their sum
-_AHEAD = ThreadPoolExecutor(max_workers=2, thread_name_prefix="engram-vectors")
 
 
 def run(
@@ -88,7 +85,9 @@ def run(
     depth = max(limit or 0, candidate_limit, 50)
     stages: dict[str, str] = {}
     notices: list[str] = []
-    ahead = _AHEAD.submit(nearest, q.text, depth) if nearest and q.text.strip() else None
+    # the original query's vector list is found on a helper thread while BM25 ranks here: a
+    # query costs the longer of the two, not their sum (search/helpers.py)
+    ahead = HELPERS.submit(nearest, q.text, depth) if nearest and q.text.strip() else None
     first = bm25.ranked(conn, q, depth, with_snippets=False)
     variants, expansions = _variants(q, first, expand, stages, notices)
     matter = nearest is not None and fusion.languages_matter(embed_serves)

@@ -43,10 +43,12 @@ def bm25(
     filters: Filters,
     limit: int | None,
     weights: tuple[float, ...] = DEFAULT_WEIGHTS,
+    rowids: tuple[int, int] | None = None,
 ) -> list[FtsHit]:
     """Documents ranked by the sum over `phrases` of factor × FTS5's bm25() of that phrase
     alone (each an FTS5 expression); `restrict`, when given, is an expression a document must
-    also match (required phrases, exclusions). No snippets yet.
+    also match (required phrases, exclusions); `rowids`, the first and last document id to
+    rank (scores are the same as over the whole index). No snippets yet.
 
     FTS5 ranks one phrase per sub-select so the caller can reweight each phrase's IDF; the sum,
     the ranking and the join to documents all stay inside SQLite.
@@ -54,17 +56,18 @@ def bm25(
     where_sql, params = where(filters)
     marks = ", ".join("?" * len(weights))
     one = f"SELECT rowid AS id, ? * bm25(documents_fts, {marks}) AS score FROM documents_fts"
-    args: list[Any] = [v for expr, factor in phrases for v in (factor, *weights, expr)]
+    span = " AND rowid BETWEEN ? AND ?" if rowids else ""
+    args: list[Any] = [v for expr, f in phrases for v in (f, *weights, expr, *(rowids or ()))]
     # `+id`, not `id`: SQLite hands a bare `id IN (...)` to FTS5 as a rowid constraint, and
     # FTS5 then runs the whole MATCH once per listed rowid (a phrase query on the 5,000-note
     # load-test vault took 2.9 s instead of 8 ms)
     only = " AND +id IN (SELECT rowid FROM documents_fts WHERE documents_fts MATCH ?)"
     if len(phrases) == 1:
-        ranked = f"{one} WHERE documents_fts MATCH ?" + (only if restrict is not None else "")
+        ranked = f"{one} WHERE documents_fts MATCH ?{span}" + (only if restrict is not None else "")
     else:
         # a sum over a compound select: SQLite cannot flatten it into the aggregate, which
         # would take bm25() out of its full-text query ("unable to use function bm25")
-        union = " UNION ALL ".join(f"{one} WHERE documents_fts MATCH ?" for _ in phrases)
+        union = " UNION ALL ".join(f"{one} WHERE documents_fts MATCH ?{span}" for _ in phrases)
         ranked = f"SELECT id, sum(score) AS score FROM ({union}) WHERE 1 = 1"
         ranked += (only if restrict is not None else "") + " GROUP BY id"
     if restrict is not None:
@@ -90,6 +93,11 @@ def bm25(
         FtsHit(r[0], r[1], r[2], r[3], r[4], r[5], float(r[7]), "", r[6])
         for r in conn.execute(sql, args)
     ]
+
+
+def last_document_id(conn: Any) -> int:
+    """The highest document id (0 with none)."""
+    return int(conn.execute("SELECT coalesce(max(id), 0) FROM documents").fetchone()[0])
 
 
 def snippets(
