@@ -7,6 +7,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -110,3 +111,34 @@ def test_coverage_is_remembered_until_either_connection_changes_the_index() -> N
         finally:
             reader.close()
             writer.close()
+
+
+def test_slow_coverage_counts_are_given_again_for_ten_times_their_cost(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Counting coverage at 500,000 passages takes seconds: the counts are reused for
+    COVERAGE_REUSE times what they cost, and counted afresh after; quick counts never are."""
+    from engram.service import semantic
+
+    clock = [100.0]
+    calls: list[int] = []
+    cost = [2.0]
+
+    def counting(conn: Any) -> dict[str, int]:
+        calls.append(1)
+        clock[0] += cost[0]
+        return {"n": len(calls)}
+
+    monkeypatch.setattr(semantic, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(semantic.vectors, "coverage", counting)
+    service = semantic.SemanticService.__new__(semantic.SemanticService)
+    service._coverage = None
+    assert service._counted_coverage(None) == {"n": 1}
+    clock[0] += semantic.COVERAGE_REUSE * 2.0 - 2.5  # still within 10 x 2 s of the start
+    assert service._counted_coverage(None) == {"n": 1}
+    clock[0] += 1.0
+    assert service._counted_coverage(None) == {"n": 2}
+    cost[0] = 0.01  # quick counting: asked again, counted again
+    clock[0] += 100.0
+    assert service._counted_coverage(None) == {"n": 3}
+    assert service._counted_coverage(None) == {"n": 4}
