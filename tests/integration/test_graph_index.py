@@ -199,3 +199,22 @@ def test_the_daemon_defers_a_rebuild_that_comes_too_soon_then_writes_it(
     assert files.flush_due() == [str(vault / ".engram/graph-index.json")]
     assert index_of(vault) == json.loads(mem.graph_export("json").text)
     assert files.due() is None
+
+
+def test_a_graph_index_file_linked_out_of_the_vault_is_neither_read_nor_written(
+    mem: Engram, vault: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A hostile `.engram/graph-index.json` symlink must not stop updates (fact rows are
+    refreshed after the file) nor let Engram touch the file it points at."""
+    outside = tmp_path / "outside.json"
+    outside.write_text("not Engram's\n")
+    link = vault / ".engram/graph-index.json"
+    link.unlink()
+    link.symlink_to(outside)
+    fact = mem.fact_add("We decided to roast on Fridays")
+    assert mem.fact_get(fact.id).id == fact.id
+    (vault / "Added Note.md").write_text("# Added\n\nSee [[Ana Ruiz]].\n")
+    report = mem.update()
+    assert report.added == 1
+    assert outside.read_text() == "not Engram's\n" and link.is_symlink()
+    assert "escapes the vault" in caplog.text

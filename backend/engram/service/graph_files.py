@@ -3,6 +3,7 @@ service composed into `Engram` (it receives what it needs; nothing private of th
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -15,12 +16,14 @@ from engram.graph import graph_index as gi
 from engram.memory.model import ARCHIVE_FOLDER, DAILY_FOLDER, LEDGER_FOLDER, TYPE_FOLDERS
 from engram.store import graph as store
 from engram.vault.atomic import write_file, write_if_changed
-from engram.vault.fsio import safe_join, sha256_hex
+from engram.vault.fsio import UnsafePathError, safe_join, sha256_hex
 
 if TYPE_CHECKING:
     from engram.config import Settings
     from engram.service.memory import VaultCtx
     from engram.store.db import Database
+
+log = logging.getLogger(__name__)
 
 INDEX_FILE = ".engram/graph-index.json"
 DEFER_FACTOR = 10  # with `defer`, a file is rebuilt at most once per 10 x its rebuild time
@@ -205,9 +208,13 @@ class GraphFiles:
             col = settings.collection(name)
             if col is None or settings.vault(name) is None:
                 continue  # only vaults keep the file
+            try:
+                path = safe_join(col.path, INDEX_FILE)
+            except UnsafePathError as exc:  # a symlink out of the vault: neither read nor written
+                log.warning("graph-index.json not written: %s", exc.message)
+                continue
             conn = self._db().conn
             key = (*generation(conn), store.note_count(conn, name))
-            path = safe_join(col.path, INDEX_FILE)
             if self._built.get(name) == key:
                 continue  # no note or link changed since this process wrote it
             if store.graph_file_state(conn, name) == repr(key) and path.is_file():
