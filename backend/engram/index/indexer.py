@@ -128,12 +128,18 @@ def update(
         done = _update_collection(db, plan, max_file_bytes, report, progress, done, total, pool)
     with db.write() as conn:
         docs.set_meta(conn, "last_update", _now())
-        indexed = conn.execute("SELECT count(*) FROM documents").fetchone()[0]
-    stored = report.added + report.updated
-    if stored >= MERGE_AFTER and 2 * stored >= indexed:  # (re)built, not edited: worth it
+    if _rebuilt(db, report.added + report.updated):
         merge_fts_segments(db)
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _rebuilt(db: Database, stored: int) -> bool:
+    """Whether an update stored MERGE_AFTER notes or more, and half the index or more: the
+    index was (re)built, not edited (counted only then: a save's update does not pay it)."""
+    if stored < MERGE_AFTER:
+        return False
+    return 2 * stored >= int(db.conn.execute("SELECT count(*) FROM documents").fetchone()[0])
 
 
 def _stat_one(col: CollectionSpec, rel: str, warn: Callable[[str, str], None]) -> FileStat | None:
