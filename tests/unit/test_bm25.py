@@ -109,6 +109,19 @@ def test_scores_are_bm25_with_lucene_idf(docs: list[tuple[str, str]], words: lis
     assert ordered == sorted(ordered, reverse=True)
 
 
+def test_words_match_in_every_column(conn: Any) -> None:
+    """Expressions carry no column filter: a word is found whichever column holds it, and a
+    column added to the full-text table would be searched too (this test then says so)."""
+    columns = [r[1] for r in conn.execute("PRAGMA table_info(documents_fts)")]
+    assert columns == ["title", "headings", "props", "body", "cjk"]
+    _load(conn, [("", "")] * len(columns))
+    for rowid, column in enumerate(columns, 1):
+        conn.execute(f"UPDATE documents_fts SET {column} = 'moon' WHERE rowid = ?", (rowid,))
+    for query in ("moon", "moo*", '"moon"', "moon -sun"):
+        found = bm25.search(conn, parse_query(query), None, with_snippets=False)
+        assert sorted(h.id for h in found) == [1, 2, 3, 4, 5], query
+
+
 def test_required_phrase_and_exclusion_restrict_without_changing_scores(conn: Any) -> None:
     _load(conn, [("cat", "dog bird"), ("cat", "dog fish"), ("sun", "cat moon")])
     every = {h.id: h.bm25 for h in bm25.search(conn, parse_query("cat"), None, False)}
@@ -150,8 +163,8 @@ def test_a_long_query_keeps_its_most_telling_words() -> None:
     words = [f"w{i}" for i in range(n)]
     # w0 is the most common word but written 30 times: 30 x its IDF beats any single rare word
     q = parse_query(" ".join(words + ["w0"] * 29))
-    counts = {f"{bm25.TEXT_COLUMNS} : {bm25.quote(w)}": 1 + i for i, w in enumerate(words)}
-    counts[f"{bm25.TEXT_COLUMNS} : {bm25.quote('w0')}"] = 200
+    counts = {bm25.quote(w): 1 + i for i, w in enumerate(words)}
+    counts[bm25.quote("w0")] = 200
     kept = bm25.prune_common_terms(q, 100_000, counts).terms
     assert len(kept) == bm25.MAX_TERMS
     assert "w0" in kept

@@ -12,8 +12,9 @@ from engram.search.query import ParsedQuery
 from engram.store import search as store_search
 from engram.store.fts import bigrams, fold, quote
 
-# Words match the text columns and `cjk`, which also holds folded spellings (store/fts.py)
-TEXT_COLUMNS = "{title headings props body cjk}"
+# Words match every column (`cjk` also holds folded spellings, store/fts.py), so expressions
+# carry no column filter: one naming every column changes no match, yet FTS5 then filters each
+# position list it reads (ranking a word in all 5,000 load-test notes, 4.2 ms instead of 3.9)
 # The full-text index keeps prefix indexes for prefixes of up to this many characters (m015)
 INDEXED_PREFIX = 3
 
@@ -29,7 +30,7 @@ def match_expression(q: ParsedQuery) -> str | None:
     positives += [quote(p) for p in q.phrases]
     alternatives = []
     if positives:
-        alternatives.append(f"{TEXT_COLUMNS} : ({' OR '.join(positives)})")
+        alternatives.append(" OR ".join(positives))
     grams: list[str] = []
     for run in q.cjk:
         grams += [quote(g) + ("*" if len(run) == 1 else "") for g in bigrams(run)]
@@ -39,20 +40,20 @@ def match_expression(q: ParsedQuery) -> str | None:
         return None
     expr = " OR ".join(f"({a})" for a in alternatives)
     if q.phrases:
-        required = " AND ".join(f"{TEXT_COLUMNS} : {quote(p)}" for p in q.phrases)
+        required = " AND ".join(quote(p) for p in q.phrases)
         expr = f"{required} AND ({expr})"
     if q.excluded:
-        expr = f"({expr}) NOT {TEXT_COLUMNS} : ({' OR '.join(quote(e) for e in q.excluded)})"
+        expr = f"({expr}) NOT ({' OR '.join(quote(e) for e in q.excluded)})"
     return expr
 
 
 def ranked_phrases(q: ParsedQuery) -> list[str]:
     """The FTS5 expressions of everything a query ranks by, one phrase each: words, prefixes
     and phrases over the text columns, CJK bigrams over the cjk column."""
-    out = [f"{TEXT_COLUMNS} : {quote(t)}" for t in q.terms]
+    out = [quote(t) for t in q.terms]
     out += [f"cjk : {quote(f)}" for f in folded(q)]
-    out += [f"{TEXT_COLUMNS} : {quote(p)}*" for p in q.prefixes]
-    out += [f"{TEXT_COLUMNS} : {quote(p)}" for p in q.phrases]
+    out += [quote(p) + "*" for p in q.prefixes]
+    out += [quote(p) for p in q.phrases]
     for run in q.cjk:
         out += [f"cjk : {quote(g)}" + ("*" if len(run) == 1 else "") for g in bigrams(run)]
     return list(dict.fromkeys(out))
@@ -107,7 +108,7 @@ def prune_common_terms(q: ParsedQuery, total: int, counts: dict[str, int]) -> Pa
     phrase to its document frequency."""
     if len(q.terms) < 2:
         return q
-    found = {t: counts[f"{TEXT_COLUMNS} : {quote(t)}"] for t in q.terms}
+    found = {t: counts[quote(t)] for t in q.terms}
     keep = q.terms
     if total >= PRUNE_MIN_DOCS:
         keep = tuple(t for t in q.terms if found[t] <= COMMON_SHARE * total)
@@ -128,7 +129,7 @@ def restriction(q: ParsedQuery, weighted: list[tuple[str, float]], match: str) -
         return match
     if not q.phrases:
         return None
-    only = [f"{TEXT_COLUMNS} : {quote(p)}" for p in q.phrases]
+    only = [quote(p) for p in q.phrases]
     return None if [p for p, _ in weighted] == only and len(only) == 1 else match
 
 
@@ -188,7 +189,7 @@ def ranked(
     seen = sum(w for w, n in zip(weights, found, strict=True) if n) / sum(weights)
     q = prune_common_terms(q, total, counts)
     kept = set(ranked_phrases(q))
-    repeats = {f"{TEXT_COLUMNS} : {quote(t)}": q.count(t) for t in q.terms}
+    repeats = {quote(t): q.count(t) for t in q.terms}
     weighted = [
         (p, repeats.get(p, 1) * idf(total, counts[p]) / fts5_idf(total, counts[p]))
         for p in phrases
