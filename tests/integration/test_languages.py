@@ -109,3 +109,26 @@ def test_no_advice_when_served_or_semantic_search_is_off(
         engram.collection_add(str(vault_of(tmp_path / "v", german=5, english=0)), "notes")
         engram.update()
         assert wire.to_json(engram.status())["languages"]["advice"] is None
+
+
+def test_a_report_identifies_its_sample_once_while_the_index_is_unchanged(
+    xdg: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Status is polled every few seconds: the sample of notes not looked at yet is identified
+    again only after the index changed, and the report then follows the change."""
+    vault = vault_of(tmp_path / "v", german=3, english=2)
+    calls: list[str] = []
+    detect = languages.language.detect
+    monkeypatch.setattr(languages.language, "detect", lambda t: calls.append(t) or detect(t))
+    with facade("default") as engram:
+        engram.collection_add(str(vault), "notes")
+        engram.update()
+        first = wire.to_json(engram.status())["languages"]
+        looked = len(calls)
+        assert looked == 6 and first["languages"] == {"de": 3, "en": 2}
+        assert wire.to_json(engram.status())["languages"] == first
+        assert len(calls) == looked
+        (vault / "en0.md").write_text(GERMAN.format(n="Jetzt deutsch"), encoding="utf-8")
+        engram.update()
+        assert wire.to_json(engram.status())["languages"]["languages"] == {"de": 4, "en": 1}
+        assert len(calls) == 2 * looked
