@@ -57,12 +57,16 @@ def timed_ms(func: Callable[[], Any]) -> float:
 
 
 def latencies(label: str, func: Callable[[str], Any], todo: list[str], target: str) -> None:
-    """Run func on every query; print p50/p95."""
-    times = [timed_ms(lambda q=q: func(q)) for q in todo]
-    print(
-        f"{label}: p50 {percentile(times, 50):.1f} ms, p95 {percentile(times, 95):.1f} ms, "
-        f"max {max(times):.1f} ms ({len(times)} queries; {target})"
-    )
+    """Run func on every query twice; print p50/p95 of each pass. The index (3.3 GB) is larger
+    than what this machine's file cache keeps, and the updates timed before evict much of it:
+    the first pass reads from disk what the second, like a daemon in use, finds cached."""
+    for run in ("first pass", "second pass"):
+        times = [timed_ms(lambda q=q: func(q)) for q in todo]
+        print(
+            f"{label}, {run}: p50 {percentile(times, 50):.1f} ms, p95 "
+            f"{percentile(times, 95):.1f} ms, max {max(times):.1f} ms ({len(times)} queries; "
+            f"{target})"
+        )
 
 
 def add_random_vectors(engram: Any, per_note: int, model_id: str) -> int:
