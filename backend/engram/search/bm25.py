@@ -49,7 +49,7 @@ def match_expression(q: ParsedQuery) -> str | None:
 
 def ranked_phrases(q: ParsedQuery) -> list[str]:
     """The FTS5 expressions of everything a query ranks by, one phrase each: words, prefixes
-    and phrases over the text columns, CJK bigrams over the cjk column."""
+    and phrases over every column, folded spellings and CJK bigrams over the cjk column."""
     out = [quote(t) for t in q.terms]
     out += [f"cjk : {quote(f)}" for f in folded(q)]
     out += [quote(p) + "*" for p in q.prefixes]
