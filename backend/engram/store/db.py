@@ -49,6 +49,8 @@ def sqlite_module() -> ModuleType:
 
 # SQLite's sqlite3_config option that turns its memory statistics on or off
 SQLITE_CONFIG_MEMSTATUS = 9
+# what SQLite holds with no connection open (8 bytes here; one in-memory connection, 64 KB)
+IDLE_SQLITE_BYTES = 4096
 _UNTRACKED: list[bool] = []  # set once the setting was tried in this process
 _UNTRACKED_LOCK = threading.Lock()
 
@@ -66,7 +68,8 @@ def _untracked_allocations() -> None:
     SQLite takes the setting only while shut down, and shutting it down with a connection
     open is undefined: so only sqlean's copy, which nothing but this module connects
     through, never a system SQLite that other code in the process (coverage, say) may hold
-    open. If the library does not expose the calls, the default stays.
+    open; and not when SQLite holds memory, which a connection opened elsewhere would. If
+    the library does not expose the calls, the default stays.
     """
     with _UNTRACKED_LOCK:
         if _UNTRACKED:
@@ -74,6 +77,9 @@ def _untracked_allocations() -> None:
         _UNTRACKED.append(True)
         try:
             lib = ctypes.CDLL(importlib.import_module("sqlean._sqlite3").__file__)
+            lib.sqlite3_memory_used.restype = ctypes.c_int64
+            if lib.sqlite3_memory_used() > IDLE_SQLITE_BYTES:
+                return
             if lib.sqlite3_shutdown() == 0:
                 lib.sqlite3_config(SQLITE_CONFIG_MEMSTATUS, ctypes.c_int(0))
             lib.sqlite3_initialize()
