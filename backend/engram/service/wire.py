@@ -877,7 +877,6 @@ def served_status_from_json(d: dict[str, Any]) -> ServedStatus:
     return ServedStatus(status=status_from_json(rest))
 
 
-# the facade's result types encoded here, by module and name (importing them would not be light)
 def update_report_to_json(r: UpdateReport) -> dict[str, Any]:
     """`engram update --json` (docs/cli.md)."""
     return {
@@ -936,6 +935,7 @@ def embed_report_from_json(d: dict[str, Any]) -> EmbedReport:
     )
 
 
+# the facade's result types encoded here, by module and name (importing them would not be light)
 ENCODERS: dict[str, Callable[[Any], Any]] = {
     "engram.service.model_health.ModelState": model_state_to_json,
     "engram.service.semantic.EmbeddingState": embedding_state_to_json,
