@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import threading
 import time
@@ -10,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from engram.errors import ConflictError
 from engram.vault import atomic
@@ -201,6 +204,39 @@ def test_write_if_changed_streams_pieces_and_leaves_an_equal_file_alone(tmp_path
     assert atomic.write_if_changed(target, iter([b"{}", b"\n"]))
     assert target.read_bytes() == b"{}\n"
     assert sorted(p.name for p in target.parent.iterdir()) == ["index.json"]  # no temp left
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    old=st.none() | st.binary(max_size=40),
+    kept=st.integers(0, 40),
+    tail=st.binary(max_size=20),
+    cuts=st.lists(st.integers(0, 60), max_size=6),
+)
+def test_write_if_changed_leaves_exactly_the_new_bytes(
+    tmp_path_factory: pytest.TempPathFactory,
+    old: bytes | None,
+    kept: int,
+    tail: bytes,
+    cuts: list[int],
+) -> None:
+    """Whatever the old file, and wherever the pieces are cut (the first difference early,
+    late, or past the end of either), the file ends up holding the new bytes, is rewritten
+    only when they differ, and no temporary file is left. The new bytes start as the old ones
+    do for a while (`kept`), so the equal start is copied from the old file."""
+    new = (old or b"")[:kept] + tail
+    folder = tmp_path_factory.mktemp("w")
+    target = folder / "graph-index.json"
+    if old is not None:
+        target.write_bytes(old)
+    before = target.stat() if old is not None else None
+    bounds = [0, *sorted(min(c, len(new)) for c in cuts), len(new)]
+    pieces = [new[a:b] for a, b in itertools.pairwise(bounds)]
+    assert atomic.write_if_changed(target, iter(pieces)) == (old != new)
+    assert target.read_bytes() == new
+    assert [p.name for p in folder.iterdir()] == ["graph-index.json"]
+    if old == new:
+        assert before is not None and target.stat().st_ino == before.st_ino
 
 
 def test_write_if_changed_leaves_the_old_file_when_the_pieces_fail(tmp_path: Path) -> None:
