@@ -76,7 +76,7 @@ def skip_rule(env: dict[str, str]) -> None:
     qrels = load_qrels(DATA / "qrels" / "test.tsv")
     rows = []
     for qid, text in load_queries(DATA / "queries_test.jsonl"):
-        hits = bm25.search(engram.db.conn, engram.parse(_plain(text)), 2, with_snippets=False)
+        hits = bm25.ranked(engram.db.conn, engram.parse(_plain(text)), 2, with_snippets=False).hits
         if hits:
             raw = [-h.bm25 for h in hits]
             right = qrels.get(qid, {}).get(PurePosixPath(hits[0].path).stem, 0) > 0

@@ -97,7 +97,7 @@ def test_scores_are_bm25_with_lucene_idf(docs: list[tuple[str, str]], words: lis
     try:
         migrations.apply(c)
         _load(c, docs)
-        hits = bm25.search(c, parse_query(" ".join(words)), None, with_snippets=False)
+        hits = bm25.ranked(c, parse_query(" ".join(words)), None, with_snippets=False).hits
         got = {h.id: -h.bm25 for h in hits}
     finally:
         c.close()
@@ -118,16 +118,16 @@ def test_words_match_in_every_column(conn: Any) -> None:
     for rowid, column in enumerate(columns, 1):
         conn.execute(f"UPDATE documents_fts SET {column} = 'moon' WHERE rowid = ?", (rowid,))
     for query in ("moon", "moo*", '"moon"', "moon -sun"):
-        found = bm25.search(conn, parse_query(query), None, with_snippets=False)
+        found = bm25.ranked(conn, parse_query(query), None, with_snippets=False).hits
         assert sorted(h.id for h in found) == [1, 2, 3, 4, 5], query
 
 
 def test_required_phrase_and_exclusion_restrict_without_changing_scores(conn: Any) -> None:
     _load(conn, [("cat", "dog bird"), ("cat", "dog fish"), ("sun", "cat moon")])
-    every = {h.id: h.bm25 for h in bm25.search(conn, parse_query("cat"), None, False)}
-    not_fish = bm25.search(conn, parse_query("cat -fish"), None, False)
+    every = {h.id: h.bm25 for h in bm25.ranked(conn, parse_query("cat"), None, False).hits}
+    not_fish = bm25.ranked(conn, parse_query("cat -fish"), None, False).hits
     assert {h.id: h.bm25 for h in not_fish} == {1: every[1], 3: every[3]}
-    phrase = bm25.search(conn, parse_query('cat "dog bird"'), None, False)
+    phrase = bm25.ranked(conn, parse_query('cat "dog bird"'), None, False).hits
     assert [h.id for h in phrase] == [1]
 
 
@@ -139,7 +139,7 @@ def test_a_restricting_match_is_not_handed_to_fts5_as_rowids(conn: Any, query: s
     _load(conn, [("cat", "dog bird"), ("cat", "dog fish"), ("sun", "cat moon")])
     statements: list[str] = []
     conn.set_trace_callback(statements.append)
-    assert bm25.search(conn, parse_query(query), None, False) is not None
+    assert bm25.ranked(conn, parse_query(query), None, False).hits is not None
     conn.set_trace_callback(None)
     ranking = [s for s in statements if "bm25(documents_fts" in s]
     assert ranking
@@ -152,8 +152,8 @@ def test_a_restricting_match_is_not_handed_to_fts5_as_rowids(conn: Any, query: s
 @pytest.mark.parametrize("words", ["cat", "cat dog"])
 def test_filters_select_documents_without_changing_scores(conn: Any, words: str) -> None:
     _load(conn, [("cat", "dog bird"), ("cat", "dog fish"), ("sun", "cat moon")])
-    every = {h.id: h.bm25 for h in bm25.search(conn, parse_query(words), None, False)}
-    only = bm25.search(conn, parse_query(f"{words} path:2"), None, False)
+    every = {h.id: h.bm25 for h in bm25.ranked(conn, parse_query(words), None, False).hits}
+    only = bm25.ranked(conn, parse_query(f"{words} path:2"), None, False).hits
     assert [(h.id, h.bm25) for h in only] == [(2, every[2])]
 
 
@@ -217,7 +217,7 @@ def test_ranking_skips_a_restriction_only_when_it_would_keep_every_row(
         q = parse_query(" ".join(pieces))
         statements: list[str] = []
         c.set_trace_callback(statements.append)
-        got = [(h.id, h.bm25) for h in bm25.search(c, q, None, with_snippets=False)]
+        got = [(h.id, h.bm25) for h in bm25.ranked(c, q, None, with_snippets=False).hits]
         c.set_trace_callback(None)
         match = bm25.match_expression(q)
         if match is None or not got:
@@ -253,7 +253,7 @@ def test_m015_keeps_every_row_and_adds_prefix_indexes() -> None:
 
     def answers() -> list[list[tuple[int, float, str]]]:
         return [
-            [(h.id, h.bm25, h.snippet) for h in bm25.search(c, parse_query(q), None)]
+            [(h.id, h.bm25, h.snippet) for h in bm25.ranked(c, parse_query(q), None).hits]
             for q in queries
         ]
 
@@ -289,11 +289,11 @@ def test_a_ranking_split_in_halves_across_threads_is_the_same_ranking(
             _load(db.conn, docs)
             for text in (" ".join(pieces), " ".join(pieces) + " path:1"):
                 q = parse_query(text)
-                whole = bm25.search(db.conn, q, limit, with_snippets=False)
+                whole = bm25.ranked(db.conn, q, limit, with_snippets=False).hits
                 old = bm25.SPLIT_MIN_DOCS, bm25.SPLIT_MIN_HITS
                 bm25.SPLIT_MIN_DOCS, bm25.SPLIT_MIN_HITS = 0, 0
                 try:
-                    halves = bm25.search(db.conn, q, limit, False, connect=lambda: db.conn)
+                    halves = bm25.ranked(db.conn, q, limit, False, connect=lambda: db.conn).hits
                 finally:
                     bm25.SPLIT_MIN_DOCS, bm25.SPLIT_MIN_HITS = old
                 assert [(h.id, h.bm25) for h in halves] == [(h.id, h.bm25) for h in whole]

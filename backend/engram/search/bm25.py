@@ -152,17 +152,6 @@ SPLIT_MIN_DOCS = 20_000
 SPLIT_MIN_HITS = 5_000
 
 
-def search(
-    conn: Any,
-    q: ParsedQuery,
-    limit: int | None,
-    with_snippets: bool = True,
-    connect: Callable[[], Any] | None = None,
-) -> list[store_search.FtsHit]:
-    """Ranked documents for a query (filter-only queries list newest first)."""
-    return ranked(conn, q, limit, with_snippets, connect).hits
-
-
 def ranked(
     conn: Any,
     q: ParsedQuery,
@@ -170,7 +159,8 @@ def ranked(
     with_snippets: bool = True,
     connect: Callable[[], Any] | None = None,
 ) -> Ranking:
-    """Ranked documents for a query, with the share of its words the index holds.
+    """Ranked documents for a query, with the share of its words the index holds (a query of
+    filters alone lists them newest first).
 
     Scores are BM25 with Lucene's IDF, a word counted as often as the query repeats it (as stock
     BM25 sums over query tokens: a pasted paragraph is about the words it keeps coming back

@@ -104,7 +104,7 @@ class RetrievalService:
         if not q.has_terms and q.filters.is_empty():
             raise InvalidInputError("empty query: give words to search for, or filters")
         conn = self._core.db.conn
-        hits = bm25.search(conn, q, n, with_snippets, connect=lambda: self._core.db.conn)
+        hits = bm25.ranked(conn, q, n, with_snippets, connect=lambda: self._core.db.conn).hits
         results = [
             self.result_from_hit(
                 conn, h, q, bm25.normalize(h.bm25) if h.bm25 else 0.0, full, with_snippets
