@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
+from typing import Any
 
 import numpy as np
 
@@ -30,6 +31,9 @@ CHUNK_COMMIT_SECONDS = 0.5
 # a search process reloads its in-memory vectors when the generation changes, and reloading
 # after each batch made every search during an embed pay that reload.
 VISIBLE_SECONDS = 5.0
+# A write embeds at most this many of its own passages before it returns (a few seconds of
+# work); a note longer than that has the rest embedded by the next `embed` or index job.
+WRITE_PASSAGES = 128
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
 
@@ -104,26 +108,55 @@ def chunk(
     rebuild` re-chunks this way); vectors no passage uses any more are dropped."""
     report = EmbedReport(model_id=embedder.model_id, dim=embedder.dim)
     report.reset = prepare(db, embedder, force)
+    todo = vectors.hashes_to_chunk(db.conn, collections)
     if pool is None:
         with ParsePool() as own:  # started only if a big note needs it
-            _chunk_pass(db, embedder, collections, report, progress, own)
+            _chunk_pass(db, embedder, todo, report, progress, own)
     else:
-        _chunk_pass(db, embedder, collections, report, progress, pool)
+        _chunk_pass(db, embedder, todo, report, progress, pool)
     with db.write() as conn:  # after chunking, so vectors of unchanged passages are kept
         if vectors.delete_orphans(conn):
             vectors.bump_generation(conn)
     return report
 
 
+def embed_written(
+    db: Database, embedder: Embedder, doc_hashes: Sequence[str], pool: ParsePool
+) -> int:
+    """Chunk these contents and embed their passages that have no vector (up to
+    WRITE_PASSAGES), so notes a write just stored are found by meaning when it returns; the
+    number embedded. An index without vectors, or with another model's, is left to `embed`
+    (switching models re-embeds everything: never a side effect of a write)."""
+    conn = db.conn
+    same = docs.get_meta(conn, "embed_model") == embedder.model_id and docs.get_meta(
+        conn, "embed_dim"
+    ) == str(embedder.dim)
+    if not doc_hashes or not same or not vectors.has_vector_table(conn):
+        return 0
+    report = EmbedReport(model_id=embedder.model_id, dim=embedder.dim)
+    _chunk_pass(db, embedder, vectors.hashes_to_chunk(conn, only=doc_hashes), report, None, pool)
+    todo = vectors.queued_of(conn, doc_hashes, WRITE_PASSAGES)
+    for i in range(0, len(todo), EMBED_BATCH):
+        batch = todo[i : i + EMBED_BATCH]
+        matrix = np.asarray(embedder.embed_documents([t for _, t in batch]), dtype=np.float32)
+        with db.write() as conn:
+            vectors.store_vectors(
+                conn, [(h, row.tobytes()) for (h, _), row in zip(batch, matrix, strict=True)]
+            )
+    if todo:
+        with db.write() as conn:
+            vectors.bump_generation(conn)
+    return len(todo)
+
+
 def _chunk_pass(
     db: Database,
     embedder: Embedder,
-    collections: Sequence[str],
+    todo: list[Any],
     report: EmbedReport,
     progress: Progress | None,
     pool: ParsePool,
 ) -> None:
-    todo = vectors.hashes_to_chunk(db.conn, collections)
     with db.batches() as batch:
         conn = batch.conn
         last_commit = time.perf_counter()

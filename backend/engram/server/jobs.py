@@ -7,6 +7,12 @@ Requests that arrive while a job waits are merged into it (a burst of saves from
 the watcher becomes one job; "everything" absorbs any list of paths). Progress is visible in
 `GET /v1/status`. Shutting down stops a running index job at its next batch boundary; the
 indexer commits in small transactions, so the index stays consistent.
+
+Writes (facts, note edits, sync's local side) never wait for a whole job: a job that sees a
+write queued stops at its next batch boundary, once it has committed a batch since it last
+started, the writes run, and the job starts again from what the index now holds. The job's
+in-memory plan (files scanned, passages to embed) is dropped rather than carried past a write
+that may have changed the same notes; the index records its progress, so little is redone.
 """
 
 from __future__ import annotations
@@ -19,8 +25,9 @@ import os
 import sys
 import threading
 import uuid
+from collections import deque
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -52,6 +59,10 @@ def lower_priority() -> None:
 
 class Cancelled(Exception):
     """Raised from the progress callback to stop an index job at shutdown."""
+
+
+class Preempted(Exception):
+    """Raised from the progress callback to let queued writes run; the job is queued again."""
 
 
 @dataclass
@@ -99,6 +110,7 @@ class JobRunner:
         self.pending: Job | None = None
         self.current: Job | None = None
         self.last: Job | None = None
+        self._writes: deque[tuple[Callable[[], Any], Future[Any]]] = deque()
         self._wake = asyncio.Event()
         self._closing = False
         self._task: asyncio.Task[None] | None = None
@@ -120,9 +132,23 @@ class JobRunner:
         return job
 
     async def write(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        """Run a write on the writer thread (after any job already running)."""
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self.writer, functools.partial(fn, *args, **kwargs))
+        """Run a write on the writer thread, before the rest of any running index job (which
+        yields at its next batch). A caller that goes away before it starts cancels it."""
+        done: Future[T] = Future()
+        self._writes.append((functools.partial(fn, *args, **kwargs), done))
+        self.writer.submit(self._run_writes)
+        return await asyncio.wrap_future(done)
+
+    def _run_writes(self) -> None:
+        """On the writer thread: every write queued so far, in order."""
+        while self._writes:
+            call, done = self._writes.popleft()
+            if not done.set_running_or_notify_cancel():
+                continue
+            try:
+                done.set_result(call())
+            except BaseException as exc:  # the awaiting request reports it
+                done.set_exception(exc)
 
     @property
     def busy(self) -> bool:
@@ -168,6 +194,9 @@ class JobRunner:
             job.changed = list(report.changed_ids)
             if report.warnings:
                 log.info("index job %s: %d warnings", job.id, len(report.warnings))
+        except Preempted:  # the writes queued behind it run first, then it starts again
+            self._requeue(job)
+            return
         except Cancelled:
             job.state = "cancelled"
         except Exception as exc:
@@ -181,7 +210,16 @@ class JobRunner:
                 self.on_error(f"indexing failed: {job.error}")
         finally:
             self.current = None
-            self.last = job
+        self.last = job
+
+    def _requeue(self, job: Job) -> None:
+        """Queue a preempted job again, taking in what was submitted meanwhile."""
+        job.state = "queued"
+        waiting, self.pending = self.pending, job
+        if waiting is not None:
+            job.paths = (
+                None if job.paths is None or waiting.paths is None else job.paths | waiting.paths
+            )
 
     def _flush_graph_files(self) -> None:
         """On the writer thread: the graph index files whose deferred rebuild is due."""
@@ -193,19 +231,28 @@ class JobRunner:
             log.exception("graph-index.json not rebuilt")
 
     def _update(self, job: Job) -> Any:
-        """On the writer thread: an incremental update of everything or of the changed paths."""
+        """On the writer thread: an incremental update of everything or of the changed paths,
+        then embedding; stopped at a batch boundary when a write waits (`Preempted`)."""
+        first: tuple[str, int] | None = None
 
-        def progress(done: int, total: int) -> None:
+        def progress(done: int, total: int, phase: str = "indexing") -> None:
+            nonlocal first
             if self._closing:
                 raise Cancelled
             job.done, job.total = done, total
+            # yield only after committing work since this start, so a stream of writes
+            # cannot keep the job from ever finishing
+            if first is None:
+                first = (phase, done)
+            elif self._writes and (phase, done) != first:
+                raise Preempted
 
         if job.paths is None:
             report = self.engram.update([self.collection], progress=progress)
         else:
             report = self.engram.update_changed(self.collection, job.paths, progress)
         self.engram.embed_if_available(
-            [self.collection], lambda _phase, done, total: progress(done, total)
+            [self.collection], lambda phase, done, total: progress(done, total, phase)
         )
         return report
 

@@ -2,8 +2,9 @@
 
 Each takes a JSON object with camelCase fields, `dryRun` (answer with the diff, write nothing)
 and, where a note exists already, `expectedHash` (the sha256 or docid the client saw; a
-mismatch is 409). Writes run on the writer thread; the touched paths are then queued for the
-usual index job, so their embeddings follow.
+mismatch is 409). Writes run on the writer thread, ahead of any index job, and answer once
+the touched notes are indexed and embedded; the paths are also queued for the usual index job,
+which embeds what a very long note has beyond what the write did.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ def _common(body: dict[str, Any], with_hash: bool = True) -> dict[str, Any]:
 async def _write(
     request: web.Request, method: Callable[..., Any], *args: Any, **kwargs: Any
 ) -> Any:
-    """Run one facade write on the writer thread for the served vault; queue re-indexing."""
+    """Run one facade write on the writer thread for the served vault; queue the rest."""
     app = request.app
     change = await app[JOBS].write(method, *args, collection=app[CONFIG].collection, **kwargs)
     if change.changed and not change.dry_run:

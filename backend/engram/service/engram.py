@@ -135,7 +135,7 @@ class Engram(Core):
         """Vaults, the fact index and reading facts (service/memory.py)."""
         from engram.service.memory import MemoryService
 
-        return MemoryService(self, self.update)
+        return MemoryService(self, self._update_written)
 
     @cached_property
     def _fact_writer(self) -> FactWriter:
@@ -218,7 +218,7 @@ class Engram(Core):
     def _notes(self) -> NoteAccess:
         from engram.service.notes_base import NoteAccess
 
-        return NoteAccess(self, self.graph, self.update)
+        return NoteAccess(self, self.graph, self._update_written)
 
     @cached_property
     def _note_writer(self) -> NoteWriter:
@@ -230,7 +230,7 @@ class Engram(Core):
     def _note_mover(self) -> NoteMover:
         from engram.service.notes_move import NoteMover
 
-        return NoteMover(self, self._notes, self.update)
+        return NoteMover(self, self._notes, self._update_written)
 
     @cached_property
     def _model_health(self) -> ModelHealthService:
@@ -291,6 +291,20 @@ class Engram(Core):
     ) -> indexer.UpdateReport:
         """Re-index the collections (all by default) incrementally."""
         return self._retrieval.update(collections, progress, only_paths, force)
+
+    def _update_written(
+        self,
+        collections: Iterable[str] = (),
+        progress: indexer.Progress | None = None,
+        only_paths: dict[str, set[str]] | None = None,
+        force: bool = False,
+    ) -> indexer.UpdateReport:
+        """`update` for the services that write notes: the files a write names (`only_paths`)
+        are embedded as well, so every write leaves the index current when it returns."""
+        report = self.update(collections, progress, only_paths, force)
+        if only_paths is not None and report.changed_ids:
+            self._semantic.embed_written(report.changed_ids)
+        return report
 
     def parse(
         self, query: str, collections: Iterable[str] = (), filters: Filters | None = None

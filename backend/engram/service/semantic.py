@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from time import monotonic
@@ -254,13 +254,36 @@ class SemanticService:
         """Embed what changed, in the background (the daemon's index job), when an embedding
         model and sqlite-vec are there; None if not (keyword search needs neither, so
         background indexing must not fail without them)."""
-        if self._core.settings.embed_model is None or not self._core.db.vec_available:
+        if not self._can_embed():
             return None
+        return self.embed(collections, progress=progress, background=True)
+
+    def _can_embed(self) -> bool:
+        """An embedding model (given, or configured and on disk) and sqlite-vec are here."""
+        if self._core.settings.embed_model is None or not self._core.db.vec_available:
+            return False
+        if self._background is not None:
+            return True
         try:
             self.model_path("embed")
         except UnavailableError:
-            return None
-        return self.embed(collections, progress=progress, background=True)
+            return False
+        return True
+
+    def embed_written(self, doc_ids: Sequence[int]) -> None:
+        """Embed the passages of notes a write just stored, when the model is at hand (never
+        loading a missing one, never failing the write: a later `embed` catches up). Writes
+        use the background context: in the daemon they run on the index job's thread."""
+        if not doc_ids or not self._can_embed():
+            return
+        from engram.index import embed as embedding
+
+        try:
+            embedder = self.background_embedder()
+        except UnavailableError:
+            return
+        hashes = docs.hashes_of(self._core.db.conn, list(doc_ids))
+        embedding.embed_written(self._core.db, embedder, hashes, self._core.parse_pool)
 
     def vsearch(
         self,

@@ -265,3 +265,15 @@ def set_meta(conn: Any, key: str, value: str) -> None:
         " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
         (key, value),
     )
+
+
+def hashes_of(conn: Any, doc_ids: Sequence[int]) -> list[str]:
+    """The content hashes of these documents (those still indexed)."""
+    out: list[str] = []
+    for i in range(0, len(doc_ids), 500):
+        part = list(doc_ids[i : i + 500])
+        marks = ",".join("?" * len(part))
+        out += [
+            r[0] for r in conn.execute(f"SELECT hash FROM documents WHERE id IN ({marks})", part)
+        ]
+    return list(dict.fromkeys(out))

@@ -59,18 +59,25 @@ def drop_all(conn: Any) -> None:
         conn.execute(f"DELETE FROM {table}")
 
 
-def hashes_to_chunk(conn: Any, collections: Sequence[str] = ()) -> list[Any]:
+def hashes_to_chunk(
+    conn: Any, collections: Sequence[str] = (), only: Sequence[str] | None = None
+) -> list[Any]:
     """Content hashes to chunk, each with the first document that has it (by collection and
     path), whose title the passages carry: (hash, path, collection). A hash is chunked again
-    when that title changed (a renamed note whose title is its file name)."""
+    when that title changed (a renamed note whose title is its file name). `only` limits the
+    look to these hashes (a write's own notes)."""
+    params: list[Any] = []
+    among = ""
+    if only is not None:
+        among = f" WHERE hash IN ({','.join('?' * len(only))})"
+        params += list(only)
     sql = (
         "WITH first AS (SELECT hash, path, collection, title, row_number() OVER"
-        " (PARTITION BY hash ORDER BY collection, path) AS n FROM documents)"
+        f" (PARTITION BY hash ORDER BY collection, path) AS n FROM documents{among})"
         " SELECT f.hash, f.path, f.collection FROM first f"
         " LEFT JOIN chunked c ON c.doc_hash = f.hash"
         " WHERE f.n = 1 AND (c.doc_hash IS NULL OR c.title IS NOT f.title)"
     )
-    params: list[Any] = []
     if collections:
         sql += (
             " AND EXISTS (SELECT 1 FROM documents d WHERE d.hash = f.hash"
@@ -122,6 +129,17 @@ def queue_size(conn: Any) -> int:
 def queue_batch(conn: Any, limit: int) -> list[tuple[str, str]]:
     """The next texts to embed."""
     rows = conn.execute("SELECT text_hash, text FROM embed_queue ORDER BY rowid LIMIT ?", (limit,))
+    return [(r[0], r[1]) for r in rows]
+
+
+def queued_of(conn: Any, doc_hashes: Sequence[str], limit: int) -> list[tuple[str, str]]:
+    """The texts waiting for a vector among the passages of these contents (at most `limit`)."""
+    marks = ",".join("?" * len(doc_hashes))
+    rows = conn.execute(
+        "SELECT q.text_hash, q.text FROM embed_queue q WHERE q.text_hash IN"
+        f" (SELECT text_hash FROM chunks WHERE doc_hash IN ({marks})) ORDER BY q.rowid LIMIT ?",
+        (*doc_hashes, limit),
+    )
     return [(r[0], r[1]) for r in rows]
 
 

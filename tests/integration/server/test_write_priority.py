@@ -1,0 +1,118 @@
+"""Writes are answered while the daemon indexes and embeds: the job yields at its next batch,
+the write runs (its own notes indexed and embedded), and the job carries on to the same end."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from server_helpers import AUTH, TOKEN
+
+from engram import config
+from engram.models.fake import FakeEmbedder
+from engram.models.protocols import Vector
+from engram.server.app import create_app
+from engram.server.state import Runtime, ServerConfig
+from engram.service import Engram
+from engram.store import vectors
+
+BATCH_SECONDS = 0.15
+
+
+class SlowEmbedder(FakeEmbedder):
+    """The fake embedder at a fixed cost per batch, like a real model on a busy machine."""
+
+    def embed_documents(self, texts: Sequence[str]) -> list[Vector]:
+        time.sleep(BATCH_SECONDS)
+        return super().embed_documents(texts)
+
+
+def write_notes(folder: Path, count: int) -> None:
+    """Notes whose passages all differ, so each needs a vector of its own."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for i in range(count):
+        words = " ".join(f"w{(i * 7 + k) % 997}" for k in range(40))
+        (folder / f"study {i}.md").write_text(f"# Study {i}\n\n{words} number {i}.\n")
+
+
+async def status(client: Any) -> dict[str, Any]:
+    resp = await client.get("/v1/status", headers=AUTH)
+    result: dict[str, Any] = await resp.json()
+    return result
+
+
+async def wait_for(client: Any, test: Any, seconds: float = 120) -> dict[str, Any]:
+    """Poll status until `test(status)` holds (never a single sample: CI machines are busy)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        st = await status(client)
+        if test(st):
+            return st
+        assert time.monotonic() < deadline, st
+        await asyncio.sleep(0.02)
+
+
+async def test_a_fact_is_stored_and_embedded_while_the_start_up_job_embeds(
+    aiohttp_client: Any, xdg: dict[str, str], tmp_path: Path
+) -> None:
+    vault = tmp_path / "vault"
+    write_notes(vault, 320)  # 20 batches of 16 passages: about 3 s of embedding
+    cfg = ServerConfig(vault=vault.resolve(), collection="vault", watch=False)
+    with Engram(config.resolve(os.environ), embedder=SlowEmbedder(dim=32)) as e:
+        e.init_vault(str(vault), name="vault")
+        client = await aiohttp_client(create_app(e, cfg, Runtime(TOKEN)))
+        await wait_for(client, lambda st: 0 < st["embedded"] < st["chunks"])
+
+        started = time.monotonic()
+        resp = await client.post(
+            "/v1/facts", json={"text": "Quarterly pricing review moves to Thursdays."}, headers=AUTH
+        )
+        took = time.monotonic() - started
+        assert resp.status == 201, await resp.text()
+        fact = (await resp.json())["fact"]
+        during = await status(client)
+        assert during["indexing"]["state"] == "indexing", "the write waited for the whole job"
+        assert took < 10 * BATCH_SECONDS + 5  # one batch, the write, and a busy machine's slack
+
+        # the fact was indexed and embedded by its own write, before the job finished
+        hits = await client.post(
+            "/v1/query", json={"q": "quarterly pricing review", "mode": "vsearch"}, headers=AUTH
+        )
+        assert (await hits.json())["results"][0]["path"] == fact["path"]
+
+        # the job resumed and ended where a job without the write would have
+        done = await wait_for(client, lambda st: st["indexing"]["state"] == "idle")
+        assert done["indexing"]["lastJob"]["state"] == "done"
+        coverage = vectors.coverage(e.db.conn)
+        assert coverage["documentsNotEmbedded"] == 0 and coverage["queued"] == 0
+        assert coverage["embedded"] == coverage["chunks"]
+
+
+async def test_writes_in_a_stream_never_starve_the_job(
+    aiohttp_client: Any, xdg: dict[str, str], tmp_path: Path
+) -> None:
+    """Each time it starts again the job commits a batch before it yields: a write every few
+    milliseconds still lets it finish."""
+    vault = tmp_path / "vault"
+    write_notes(vault, 160)
+    cfg = ServerConfig(vault=vault.resolve(), collection="vault", watch=False)
+    with Engram(config.resolve(os.environ), embedder=SlowEmbedder(dim=32)) as e:
+        e.init_vault(str(vault), name="vault")
+        client = await aiohttp_client(create_app(e, cfg, Runtime(TOKEN)))
+        await wait_for(client, lambda st: st["embedded"] > 0)
+        stored = 0
+        deadline = time.monotonic() + 120
+        while (await status(client))["indexing"]["state"] != "idle":
+            assert time.monotonic() < deadline, "the job never finished under a stream of writes"
+            resp = await client.post(
+                "/v1/facts", json={"text": f"Observation number {stored}."}, headers=AUTH
+            )
+            assert resp.status == 201
+            stored += 1
+        assert stored >= 2
+        coverage = vectors.coverage(e.db.conn)
+        assert coverage["documentsNotEmbedded"] == 0 and coverage["queued"] == 0
