@@ -60,7 +60,7 @@ async def test_a_fact_is_stored_and_embedded_while_the_start_up_job_embeds(
     aiohttp_client: Any, xdg: dict[str, str], tmp_path: Path
 ) -> None:
     vault = tmp_path / "vault"
-    write_notes(vault, 320)  # 20 batches of 16 passages: about 3 s of embedding
+    write_notes(vault, 160)  # 20 batches of 8 passages: about 3 s of embedding
     cfg = ServerConfig(vault=vault.resolve(), collection="vault", watch=False)
     with Engram(config.resolve(os.environ), embedder=SlowEmbedder(dim=32)) as e:
         e.init_vault(str(vault), name="vault")
