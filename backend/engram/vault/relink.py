@@ -10,11 +10,13 @@ otherwise capture (a `[[Name]]` that Obsidian would now resolve to the newcomer)
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from engram.errors import ConflictError
 
+from .parse import Link
 from .resolve import LinkIndex, resolve
 from .rewrite import apply, new_target, style_of
 from .spans import LinkSpan, link_spans
@@ -49,7 +51,7 @@ def relink(
     """
     new_source = new if source == old else source
     spans = link_spans(text)
-    used: set[int] = set()
+    places = _places(spans)
     edits: list[tuple[LinkSpan, str]] = []
     for lk in links:
         if lk.resolved is None:
@@ -58,35 +60,29 @@ def relink(
         markdown = lk.kind == "markdown"
         if resolve(lk.target, new_source, after, markdown=markdown).path == wanted:
             continue
-        at = _locate(spans, lk, used)
-        if at is None:
+        queue = places.get(_key(lk))
+        if not queue:
             raise ConflictError(
                 f"{source} line {lk.line}: a link the index knows is not in the file as "
                 "expected; nothing was changed",
                 "run engram update, then retry",
             )
-        used.add(at)
-        span = spans[at]
+        span = spans[queue.popleft()]
         style = style_of(span, source, lk.resolved)
         edits.append((span, new_target(span, style, new_source, wanted, after)))
     return apply(text, edits), len(edits)
 
 
-def _locate(spans: list[LinkSpan], lk: StoredLink, used: set[int]) -> int | None:
-    """The first unused span holding the same link on the same line (any frontmatter line:
-    the index keeps the first line a frontmatter link's text appears on)."""
+def _places(spans: list[LinkSpan]) -> dict[tuple[object, ...], deque[int]]:
+    """Each link's spans in text order, so a stored link takes the first unused span of the
+    same link on the same line (any frontmatter line: the index keeps the first line a
+    frontmatter link's text appears on) in one look-up, however many links the note has."""
+    out: dict[tuple[object, ...], deque[int]] = {}
     for i, span in enumerate(spans):
-        link = span.link
-        if i in used or link.kind != lk.kind:
-            continue
-        if (link.target, link.heading, link.block, link.display, link.embed) != (
-            lk.target,
-            lk.heading,
-            lk.block,
-            lk.display,
-            lk.embed,
-        ):
-            continue
-        if lk.kind == "frontmatter" or link.line == lk.line:
-            return i
-    return None
+        out.setdefault(_key(span.link), deque()).append(i)
+    return out
+
+
+def _key(link: StoredLink | Link) -> tuple[object, ...]:
+    where = None if link.kind == "frontmatter" else link.line
+    return (link.kind, link.target, link.heading, link.block, link.display, link.embed, where)

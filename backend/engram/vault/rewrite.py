@@ -96,10 +96,13 @@ def encode_like(span: LinkSpan, target: str) -> str:
 
 def apply(text: str, edits: Iterable[tuple[LinkSpan, str]]) -> str:
     """`text` with each span's target replaced (spans must not overlap)."""
-    out = text
-    for span, target in sorted(edits, key=lambda e: e[0].start, reverse=True):
-        out = out[: span.start] + target + out[span.end :]
-    return out
+    out: list[str] = []
+    done = 0  # text[:done] is in `out`: one pass, however many links a note holds
+    for span, target in sorted(edits, key=lambda e: e[0].start):
+        out += (text[done : span.start], target)
+        done = span.end
+    out.append(text[done:])
+    return "".join(out)
 
 
 def link_to(path: str, source: str, index: LinkIndex) -> str:

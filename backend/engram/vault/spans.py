@@ -10,14 +10,17 @@ and applies the parser's link patterns. Frontmatter links are found in the YAML 
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 
 from .parse import (
     _MDLINK,
+    _NEWLINE,
     _SCHEME,
     _WIKILINK,
     Link,
     _blank_code_spans,
+    _inside,
     _markdown,
     _markdown_link,
     split_frontmatter,
@@ -51,7 +54,7 @@ def link_spans(text: str) -> list[LinkSpan]:
     if fm is not None:
         fm_start = text.index("\n") + 1
         for m in _WIKILINK.finditer(fm):
-            line = 2 + fm.count("\n", 0, m.start())
+            line = bisect_right(starts, fm_start + m.start())
             link = wikilink(m.group(1), embed=False, line=line, kind="frontmatter")
             if link is not None:
                 out.append(_wiki_span(link, fm_start + m.start(1), m.group(1)))
@@ -70,30 +73,41 @@ def link_spans(text: str) -> list[LinkSpan]:
         seen.add((first, last))
         begin = starts[first]
         end = starts[last] if last < len(starts) else len(text)
-        out.extend(_scan(text[begin:end], begin, first + 1, starts))
+        out.extend(_scan(text[begin:end], begin, first + 1))
     return out
 
 
-def _scan(segment: str, base: int, line0: int, starts: list[int]) -> list[LinkSpan]:
+def line_spans(line: str, number: int) -> list[LinkSpan]:
+    """The links written on one line of a note (its 1-based `number`), offsets within it.
+
+    Read from the line alone: a link inside a code block or a code span running over
+    several lines is found here though the parser skips it (for showing a link's place, not
+    for rewriting it)."""
+    return _scan(line, 0, number)
+
+
+def _scan(segment: str, base: int, line0: int) -> list[LinkSpan]:
+    """Links of a paragraph, heading or table row; each step takes time linear in the
+    segment however many links it holds (a one-line note can hold 10,000)."""
     content = _blank_code_spans(segment)
     found: list[LinkSpan] = []
-    taken: list[tuple[int, int]] = []
+    wiki: list[tuple[int, int]] = []  # in text order, never overlapping
+    newlines = [m.start() for m in _NEWLINE.finditer(segment)] if "\n" in segment else []
 
     def line_of(pos: int) -> int:
-        return line0 + segment.count("\n", 0, pos)
+        return line0 + bisect_left(newlines, pos)
 
     def embed_at(pos: int) -> bool:
         return pos > 0 and content[pos - 1] == "!"
 
     for m in _WIKILINK.finditer(content):
-        taken.append(m.span())
+        wiki.append(m.span())
         link = wikilink(m.group(1), embed=embed_at(m.start()), line=line_of(m.start()))
         if link is not None:
             found.append(_wiki_span(link, base + m.start(1), m.group(1)))
     for m in _MDLINK.finditer(content):
-        if any(s <= m.start() < e for s, e in taken):
+        if _inside(wiki, m.start()):  # markdown links never overlap one another
             continue
-        taken.append(m.span())
         dest = m.group(2)
         link = _markdown_link(dest, m.group(1), embed_at(m.start()), line_of(m.start()))
         if link is None:
