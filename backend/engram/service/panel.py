@@ -99,7 +99,7 @@ class PanelService:
             and len(vector_store.embedded_hashes(conn, [c.text_hash for c in chunks]))
             == len({c.text_hash for c in chunks})
         )
-        backlinks = links.backlinks(conn, int(row["id"]))[:MAX_BACKLINKS] if row is not None else []
+        backlinks = links.backlinks(conn, int(row["id"]), MAX_BACKLINKS) if row is not None else []
         return NotePanel(
             path=rel,
             collection=collection,
