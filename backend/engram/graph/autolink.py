@@ -38,17 +38,22 @@ def _markdown() -> MarkdownIt:
 _FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n.*?^(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.S | re.M)
 _NEWLINE = re.compile(r"\r\n?|\n")
 _GLOBAL_SKIP = re.compile(r"%%.*?%%|<!--.*?-->", re.S)  # Obsidian and HTML comments
+# Each alternative is tried from a given place once and stops where the same construct could
+# start again (a wikilink at the next `[[`, a footnote at the next `[`), and one that may begin
+# inside a run of its own characters (an e-mail, a URL scheme) starts only at the run's head or
+# reads a bounded length: a line of thousands of unclosed `[[` or one long word is one pass,
+# not a pass from every character.
 _INLINE_SKIP = re.compile(
     r"""(?<!`)(`+)(?!`).+?(?<!`)\1(?!`)             # code span
-    | !?\[\[[^\n]*?\]\]                              # wikilink / embed
+    | !?\[\[(?:[^\[\n]|\[(?!\[))*?\]\]               # wikilink / embed (no [[ inside)
     | !?\[(?:[^\[\]\n]|\[[^\[\]\n]*\])*\]            # [text] followed by (url) or [ref]
       (?:\((?:[^()\n]|\([^()\n]*\))*\)|\[[^\[\]\n]*\])
-    | \[\^[^\]\n]*\]                                 # footnote reference
+    | \[\^[^\[\]\n]*\]                               # footnote reference
     | <[A-Za-z][A-Za-z0-9+.-]{1,31}:[^<>\s]*>        # autolink
     | <[^<>\s@]+@[^<>\s]+>                           # e-mail autolink
     | </?[A-Za-z][^<>]*>                             # HTML tag
-    | (?<![\w/])(?:[A-Za-z][A-Za-z0-9+.-]*://|www\.|mailto:)[^\s<>]*   # bare URL
-    | [\w.+-]+@[\w-]+(?:\.[\w-]+)+                   # bare e-mail
+    | (?<![\w/])(?:[A-Za-z][A-Za-z0-9+.-]{0,31}://|www\.|mailto:)[^\s<>]*   # bare URL
+    | (?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+       # bare e-mail
     | \$\$.+?\$\$                                    # inline display math
     | (?<![\\$])\$(?=[^\s$])(?:[^$\n\\]|\\.)+?(?<=[^\s\\])\$(?!\d)   # inline math
     | (?:(?<=\s)|(?<=^)|(?<=[(,]))\#[^\s#!"$%&'()*+,.:;<=>?@\[\]^`{|}~\\]+   # tag
