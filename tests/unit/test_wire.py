@@ -26,7 +26,14 @@ from engram.service.model_health import ModelState
 from engram.service.panel import NotePanel, PanelBacklink, RelatedNote
 from engram.service.reflect import ReflectResult
 from engram.service.semantic import BuiltInModel, CachedModel, EmbeddingState, ModelsList, RoleModel
-from engram.service.sync import ParkedOp, SyncCheck, SyncConflict, SyncSetup, SyncStatus
+from engram.service.sync import (
+    ParkedOp,
+    RejectedChange,
+    SyncCheck,
+    SyncConflict,
+    SyncSetup,
+    SyncStatus,
+)
 from engram.service.upkeep import BenchReport, CleanupReport, CollectionCount, IndexFile, Status
 
 text = st.text(max_size=40)
@@ -227,6 +234,8 @@ sync_on = st.builds(
     ).map(tuple),
     last_error=maybe,
     cursor=maybe,
+    stopped=maybe,
+    rejected=st.lists(st.builds(RejectedChange, text, text, text), max_size=2).map(tuple),
 )
 
 

@@ -68,7 +68,8 @@ def _run(state: State, vault: str | None, as_json: bool, push: bool, pull: bool)
 @vault_option
 @pass_state
 def status(state: State, vault: str | None, as_json: bool) -> None:
-    """Pending changes, last sync, conflicts and refused (parked) facts."""
+    """Pending changes, last sync, conflicts, refused (parked) facts and remote changes that
+    could not be applied."""
     info = state.engram.sync_status(vault)
     if as_json:
         from engram.service import wire
@@ -82,8 +83,12 @@ def status(state: State, vault: str | None, as_json: bool) -> None:
     say(f"state: {info.state}, {info.pending} pending, last sync {info.last_sync}")
     if info.last_error:
         say(f"last error: {info.last_error}")
+    elif info.stopped:
+        say(f"last pull stopped early ({info.stopped}): the next run goes on from there")
     for op in info.parked:
         say(f"refused by Convex (fix the fact to resend): {op.fact_id}: {op.error}")
+    for r in info.rejected:
+        say(f"not applied from Convex (the pull went past it): {r.external_id}: {r.reason}")
     for c in info.conflicts:
         say(f"conflict copy: {c.copy} (of {c.path}; {', '.join(c.fields)})")
 

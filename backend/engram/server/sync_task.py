@@ -53,6 +53,8 @@ class SyncLoop:
         self.last = report
         if report.error:
             log.warning("sync stopped: %s", report.error)
+        elif report.stopped:
+            log.info("sync pull stopped early: %s", report.stopped)
         elif report.pushed or report.pulled:
             log.info("sync: %s", report.summary())
         interval = self._interval()

@@ -22,9 +22,12 @@ from engram.service.memory import VaultCtx
 from engram.service.sync_local import VaultSync, indexed_fact
 from engram.store import facts as facts_store
 from engram.store import sync as sync_store
-from engram.sync.client import Backoff, ConvexClient
+from engram.store import sync_rejected
+from engram.sync.client import Backoff, ConvexClient, Malformed
 from engram.sync.engine import SyncEngine, SyncReport
+from engram.sync.pager import Pager, PullLimits
 from engram.sync.payload import content_hash, normalized, payload_of, remote_fields
+from engram.sync.remote import change_problem, kind
 
 if TYPE_CHECKING:
     from engram.service.core import Core
@@ -43,6 +46,15 @@ class ParkedOp:
     fact_id: str
     kind: str
     error: str | None
+
+
+@dataclass(frozen=True)
+class RejectedChange:
+    """A change Convex sent that sync could not apply (kept aside; the pull went on)."""
+
+    external_id: str  # as it may be shown: escaped and cut short
+    reason: str
+    at: str
 
 
 @dataclass(frozen=True)
@@ -74,6 +86,8 @@ class SyncStatus:
     conflicts: tuple[SyncConflict, ...] = ()
     last_error: str | None = None
     cursor: str | None = None
+    stopped: str | None = None  # why the last pull ended before Convex said it was done
+    rejected: tuple[RejectedChange, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -124,6 +138,7 @@ class SyncService:
 
     sync_timeout: float = 15.0
     sync_backoff: Backoff = Backoff()
+    sync_limits: PullLimits = PullLimits()
 
     def __init__(
         self,
@@ -201,7 +216,7 @@ class SyncService:
         local = VaultSync(
             self._core, self._memory, self._writer, v, s.device or socket.gethostname()
         )
-        return SyncEngine(self._client(s), local, run_local or _inline)
+        return SyncEngine(self._client(s), local, run_local or _inline, self.sync_limits)
 
     def sync_now(
         self, vault: str | None = None, push: bool = True, pull: bool = True
@@ -242,6 +257,11 @@ class SyncService:
             ),
             last_error=meta["last_error"],
             cursor=meta["cursor"],
+            stopped=meta["stopped"],
+            rejected=tuple(
+                RejectedChange(r["externalId"], r["reason"], r["at"])
+                for r in sync_rejected.listed(conn, v.name)
+            ),
         )
 
     def sync_pending(self, vault: str | None = None) -> int:
@@ -260,16 +280,13 @@ class SyncService:
 
         async def everything() -> list[dict[str, Any]]:
             docs: list[dict[str, Any]] = []
-            cursor: str | None = None
+            pager = Pager(client, None, 500, self.sync_limits)
             async with client:
-                while True:
-                    page = await client.query(
-                        "facts:listChangedSince", {"cursor": cursor, "limit": 500}
-                    )
-                    docs += page.get("changes") or []
-                    cursor = page.get("nextCursor") or cursor
-                    if page.get("isDone", True):
-                        return docs
+                async for page in pager.pages():
+                    docs += [d for d in page.changes if change_problem(d) is None]
+            if pager.stopped:
+                raise UnavailableError(f"the check read only part of Convex ({pager.stopped})")
+            return docs
 
         remote = asyncio.run(everything())
         conn = self._core.db.conn
@@ -313,7 +330,9 @@ class SyncService:
         async def search() -> list[Any]:
             async with client:
                 found = await client.query("facts:search", {"query": query, "limit": n})
-            return list(found or [])
+            if not isinstance(found, list):
+                raise Malformed(f"facts:search returned {kind(found)}, not a list")
+            return [f for f in found if isinstance(f, dict) and change_problem(f) is None]
 
         return asyncio.run(search())
 

@@ -8,6 +8,7 @@ note it read; if a person saves in between, the decision is made again on what t
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections import Counter
 from dataclasses import replace
@@ -20,10 +21,12 @@ from engram.memory import props
 from engram.memory.model import Fact, file_name, folder_for, iso
 from engram.store import facts as facts_store
 from engram.store import sync as sync_store
+from engram.store import sync_rejected
 from engram.store.search import content_text
 from engram.store.sync import Op
 from engram.sync.outbox import queue_fact
 from engram.sync.payload import content_hash, fact_of, normalized, payload_of, remote_fields
+from engram.sync.remote import shown
 from engram.sync.rules import decide
 from engram.vault.fsio import sha256_hex as content_sha
 from engram.vault.journal import Change
@@ -35,6 +38,8 @@ if TYPE_CHECKING:
     from engram.service.memory_write import FactWriter
 
 RACE_ATTEMPTS = 3
+KEEP_REJECTED = 500  # remote changes kept aside per vault, newest first
+RECORD_CHARS = 4_000  # of a kept change's JSON (enough to see what was wrong)
 
 
 class _Raced(Exception):
@@ -167,11 +172,25 @@ class VaultSync:
         """Where the last pull stopped."""
         return sync_store.cursor(self.conn, self.v.name)
 
+    def reject(self, bad: list[tuple[dict[str, Any], str]]) -> None:
+        """Keep remote changes that cannot be applied aside, with why (`sync status`)."""
+        with self.core.db.write() as conn:
+            for change, reason in bad:
+                record = json.dumps(change, sort_keys=True, default=str)
+                digest = hashlib.sha256(record.encode("utf-8", "replace")).hexdigest()
+                fid = shown(change.get("externalId"))
+                when = self._now()
+                sync_rejected.add(
+                    conn, self.v.name, fid, reason, record[:RECORD_CHARS], digest, when
+                )
+            sync_rejected.prune(conn, self.v.name, KEEP_REJECTED)
+
     def apply(self, changes: list[dict[str, Any]], next_cursor: str) -> dict[str, int]:
-        """Apply a page of remote changes, then move the cursor past it."""
+        """Apply a page of remote changes (checked by sync/remote.py), then move the cursor
+        past it."""
         counts: Counter[str] = Counter()
         applied: list[Fact] = []
-        cursor = next_cursor
+        cursor, done = next_cursor, len(changes)
         for i, change in enumerate(changes):
             try:
                 counts.update(self._reconcile(change, pushing=False, applied=applied))
@@ -179,18 +198,21 @@ class VaultSync:
                 # stop just before this change; the next run, after the push, resumes here
                 cursor = _position(changes[i - 1]) if i else self.cursor() or ""
                 counts["deferred"] += 1
+                done = i
                 break
             counts["pulled"] += 1
         with self.core.db.write() as conn:
             sync_store.set_cursor(conn, self.v.name, cursor or None)
+            sync_rejected.clear(conn, self.v.name, (c["externalId"] for c in changes[:done]))
         if applied:
             self.writer.record(self.v, *applied)
         return dict(counts)
 
-    def finish(self, error: str | None) -> None:
-        """Record the end of a run."""
+    def finish(self, error: str | None, stopped: str | None) -> None:
+        """Record the end of a run: its error, or why its pull stopped early."""
         with self.core.db.write() as conn:
-            sync_store.finish(conn, self.v.name, None if error else self._now(), error)
+            when = None if error else self._now()
+            sync_store.finish(conn, self.v.name, when, error, stopped)
 
     def _reconcile(
         self, remote: dict[str, Any], pushing: bool, applied: list[Fact] | None = None

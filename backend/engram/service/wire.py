@@ -605,12 +605,16 @@ def sync_status_to_json(s: SyncStatus) -> dict[str, Any]:
         "lastSync": s.last_sync,
         "lastError": s.last_error,
         "cursor": s.cursor,
+        "stopped": s.stopped,
+        "rejected": [
+            {"externalId": r.external_id, "reason": r.reason, "at": r.at} for r in s.rejected
+        ],
     }
 
 
 def sync_status_from_json(d: dict[str, Any]) -> SyncStatus:
     """A SyncStatus from its JSON."""
-    from engram.service.sync import ParkedOp, SyncConflict, SyncStatus
+    from engram.service.sync import ParkedOp, RejectedChange, SyncConflict, SyncStatus
 
     if not d["configured"]:
         return SyncStatus(False, d["state"], int(d["pending"]), d.get("lastSync"), d.get("reason"))
@@ -632,6 +636,10 @@ def sync_status_from_json(d: dict[str, Any]) -> SyncStatus:
         ),
         last_error=d.get("lastError"),
         cursor=d.get("cursor"),
+        stopped=d.get("stopped"),
+        rejected=tuple(
+            RejectedChange(r["externalId"], r["reason"], r["at"]) for r in d.get("rejected") or ()
+        ),
     )
 
 

@@ -401,6 +401,29 @@ def m015_prefix_index(conn: Any) -> None:
     _script(conn, M015_SQL)
 
 
+def m016_sync_rejected(conn: Any) -> None:
+    """Remote changes sync could not apply (an id that cannot be a file name, a field of the
+    wrong type), kept with why so `sync status` shows them while the pull moves past; and
+    why the last pull stopped before Convex said it was done."""
+    _script(
+        conn,
+        """
+        CREATE TABLE sync_rejected (
+            id INTEGER PRIMARY KEY,
+            vault TEXT NOT NULL,
+            external_id TEXT NOT NULL,
+            reason TEXT NOT NULL,
+            record TEXT NOT NULL,
+            digest TEXT NOT NULL,
+            at TEXT NOT NULL,
+            UNIQUE (vault, digest)
+        );
+        CREATE INDEX sync_rejected_fact ON sync_rejected (vault, external_id);
+        ALTER TABLE sync_meta ADD COLUMN stopped TEXT
+        """,
+    )
+
+
 MIGRATIONS: list[Callable[[Any], None]] = [
     m001_documents,
     m002_chunks,
@@ -417,6 +440,7 @@ MIGRATIONS: list[Callable[[Any], None]] = [
     m013_folded_forms,
     m014_rechunk,
     m015_prefix_index,
+    m016_sync_rejected,
 ]
 
 

@@ -41,6 +41,7 @@ KEPT = (
     "sync_outbox",
     "sync_meta",
     "sync_conflicts",
+    "sync_rejected",
     "fact_access",
     "fact_written",
     "recall_log",

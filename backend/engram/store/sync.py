@@ -224,22 +224,25 @@ def set_cursor(conn: Any, vault: str, value: str | None) -> None:
 
 
 def meta(conn: Any, vault: str) -> dict[str, Any]:
-    """cursor, last_sync, last_error of a vault."""
+    """cursor, last_sync, last_error and stopped (why the last pull ended early) of a vault."""
     row = conn.execute(
-        "SELECT cursor, last_sync, last_error FROM sync_meta WHERE vault = ?", (vault,)
+        "SELECT cursor, last_sync, last_error, stopped FROM sync_meta WHERE vault = ?", (vault,)
     ).fetchone()
-    keys = ("cursor", "last_sync", "last_error")
+    keys = ("cursor", "last_sync", "last_error", "stopped")
     return dict(zip(keys, row, strict=True)) if row else dict.fromkeys(keys)
 
 
-def finish(conn: Any, vault: str, when: str | None, error: str | None) -> None:
-    """Record the end of a sync run (`when` only after a run that reached Convex)."""
+def finish(
+    conn: Any, vault: str, when: str | None, error: str | None, stopped: str | None = None
+) -> None:
+    """Record the end of a sync run (`when` only after a run that reached Convex; `stopped`:
+    why its pull ended before Convex said it was done)."""
     conn.execute(
-        "INSERT INTO sync_meta (vault, last_sync, last_error) VALUES (?, ?, ?)"
+        "INSERT INTO sync_meta (vault, last_sync, last_error, stopped) VALUES (?, ?, ?, ?)"
         " ON CONFLICT (vault) DO UPDATE SET"
         " last_sync = coalesce(excluded.last_sync, sync_meta.last_sync),"
-        " last_error = excluded.last_error",
-        (vault, when, error),
+        " last_error = excluded.last_error, stopped = excluded.stopped",
+        (vault, when, error, stopped),
     )
 
 

@@ -14,16 +14,20 @@ import asyncio
 import json
 import random
 import re
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from engram.errors import UnavailableError
+from engram.printable import printable
 
 if TYPE_CHECKING:
     import aiohttp
 
 RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
+# Convex returns at most 16 MiB from a function; twice that leaves room for JSON's escapes
+MAX_REPLY = 32 * 1024 * 1024
 PAUSED = "deployment is paused"
 _REQUEST_ID = re.compile(r"^\[Request ID: [^\]]*\]\s*(Server Error\s*)?")
 
@@ -48,6 +52,11 @@ class Rejected(ConvexError):
     def __init__(self, message: str, field: str | None = None) -> None:
         super().__init__(message)
         self.field = field
+
+
+class Malformed(ConvexError):
+    """The deployment answered with something no Convex deployment sends (a reply too large,
+    of the wrong shape or type): the run stops, and retrying the same request cannot help."""
 
 
 class NotAuthorized(ConvexError):
@@ -96,6 +105,7 @@ class ConvexClient:
         timeout: float = 15.0,
         backoff: Backoff | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        max_reply: int = MAX_REPLY,
     ) -> None:
         self.url = url.rstrip("/")
         self.sync_token = sync_token
@@ -103,6 +113,7 @@ class ConvexClient:
         self.timeout = timeout
         self.backoff = backoff or Backoff()
         self.sleep = sleep
+        self.max_reply = max_reply
         self.retries = 0  # how many retries this client made (for reports)
         self._session: aiohttp.ClientSession | None = None
 
@@ -118,28 +129,42 @@ class ConvexClient:
             await self._session.close()
             self._session = None
 
-    async def query(self, path: str, args: dict[str, Any], retry: bool = True) -> Any:
-        """Run a query function and return its value."""
-        return await self._call("query", path, args, retry)
+    async def query(
+        self, path: str, args: dict[str, Any], retry: bool = True, deadline: float | None = None
+    ) -> Any:
+        """Run a query function and return its value; `deadline` (time.monotonic) cuts its
+        waits and retries short."""
+        return await self._call("query", path, args, retry, deadline)
 
     async def mutation(self, path: str, args: dict[str, Any], retry: bool = True) -> Any:
         """Run a mutation function (carry an op id in `args` so a retry is safe)."""
         return await self._call("mutation", path, args, retry)
 
-    async def _call(self, route: str, path: str, args: dict[str, Any], retry: bool) -> Any:
+    async def _call(
+        self,
+        route: str,
+        path: str,
+        args: dict[str, Any],
+        retry: bool,
+        deadline: float | None = None,
+    ) -> Any:
         attempt = 0
         while True:
             attempt += 1
             try:
-                return await self._once(route, path, args)
+                return await self._once(route, path, args, deadline)
             except Retryable as exc:
                 wait = self.backoff.delay(attempt, exc.retry_after)
                 if not retry or attempt >= self.backoff.attempts or wait > self.backoff.longest:
                     raise
+                if deadline is not None and time.monotonic() + wait >= deadline:
+                    raise
                 self.retries += 1
                 await self.sleep(wait)
 
-    async def _once(self, route: str, path: str, args: dict[str, Any]) -> Any:
+    async def _once(
+        self, route: str, path: str, args: dict[str, Any], deadline: float | None = None
+    ) -> Any:
         import aiohttp
 
         if self._session is None:
@@ -148,32 +173,57 @@ class ConvexClient:
         headers = {"Content-Type": "application/json"}
         if self.auth:
             headers["Authorization"] = self.auth
+        extra: dict[str, Any] = {}
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise Retryable(f"Convex did not answer {path} in time")
+            if left < self.timeout:
+                extra["timeout"] = aiohttp.ClientTimeout(total=left, connect=min(left, 5.0))
         try:
             async with self._session.post(
-                f"{self.url}/api/{route}", data=json.dumps(body), headers=headers
+                f"{self.url}/api/{route}", data=json.dumps(body), headers=headers, **extra
             ) as resp:
-                text = await resp.text()
+                data = await _read(resp, path, self.max_reply)
                 status = resp.status
                 retry_after = _seconds(resp.headers.get("Retry-After"))
         except TimeoutError:
             raise Retryable(f"Convex did not answer {path} in time") from None
         except aiohttp.ClientError as exc:
             raise Retryable(f"cannot reach Convex ({type(exc).__name__})") from None
-        return _result(path, status, text, retry_after)
+        return _result(path, status, data, retry_after)
 
 
-def _result(path: str, status: int, text: str, retry_after: float | None) -> Any:
+async def _read(resp: aiohttp.ClientResponse, path: str, cap: int) -> bytes:
+    """The reply's body, at most `cap` bytes: a larger one is refused without reading the
+    rest (it would be held whole, then again as text and as objects)."""
+    size = resp.content_length
+    if size is None or size <= cap:
+        data = bytearray()
+        async for chunk in resp.content.iter_any():
+            data += chunk
+            if len(data) > cap:
+                break
+        else:
+            return bytes(data)
+    resp.close()  # drop the connection rather than drain the rest
+    raise Malformed(f"Convex's reply to {path} is larger than {cap >> 20} MiB: not read")
+
+
+def _result(path: str, status: int, body: bytes, retry_after: float | None) -> Any:
     """The function's value from a reply, or the error it means."""
     try:
-        data = json.loads(text)
-    except ValueError:
+        data = json.loads(body)
+    except (ValueError, RecursionError):  # not JSON, not UTF-8, or nested past the stack
         data = None
     if isinstance(data, dict) and data.get("status") == "success":
         return data.get("value")
     if isinstance(data, dict) and data.get("status") == "error":
         raise _function_error(path, data)
+    if 200 <= status < 300:
+        raise Malformed(f"Convex answered {path} with HTTP {status} but no Convex reply")
     detail = data.get("message") if isinstance(data, dict) else None
-    summary = f"HTTP {status}" + (f": {str(detail)[:200]}" if detail else "")
+    summary = f"HTTP {status}" + (f": {printable(str(detail)[:200])}" if detail else "")
     if status in (401, 403):
         raise NotAuthorized(f"Convex refused the credentials for {path} ({summary})")
     if status in RETRY_STATUSES or status >= 500:
@@ -185,16 +235,18 @@ def _function_error(path: str, data: dict[str, Any]) -> ConvexError:
     message = _REQUEST_ID.sub("", str(data.get("errorMessage") or "")).strip()
     info = data.get("errorData")
     code = info.get("code") if isinstance(info, dict) else None
+    said = str((info.get("message") if isinstance(info, dict) else None) or message)
+    said = printable(said[:300])
     if code in ("unauthorized", "not_configured"):
-        return NotAuthorized(f"{path}: {info.get('message') if info else message}")
+        return NotAuthorized(f"{path}: {said}")
     if code == "invalid_argument":
         field = info.get("field") if isinstance(info, dict) else None
-        return Rejected(f"{path}: {info.get('message') if info else message}", field)
+        return Rejected(f"{path}: {said}", field if isinstance(field, str) else None)
     if PAUSED in message:
         return Retryable(f"{path}: the Convex deployment is paused")
     if "Could not find public function" in message:
         return NotDeployed(f"{path} is not deployed on this Convex deployment")
-    return Rejected(f"{path}: {message[:300]}")
+    return Rejected(f"{path}: {printable(message[:300])}")
 
 
 def encode(value: Any) -> Any:

@@ -7,6 +7,7 @@ the daemon can run it on its single writer thread while the event loop stays fre
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections import Counter
 from collections.abc import Awaitable, Callable
@@ -15,6 +16,8 @@ from typing import Any, Protocol, TypeVar
 
 from engram.store.sync import Op
 from engram.sync.client import ConvexClient, ConvexError, Rejected
+from engram.sync.pager import Pager, PullLimits
+from engram.sync.remote import change_problem, fields_problem, kind
 
 T = TypeVar("T")
 RunLocal = Callable[..., Awaitable[Any]]
@@ -39,8 +42,10 @@ class SyncReport:
     archived: int = 0
     skipped: int = 0
     deferred: int = 0  # remote changes left for the next run (a write of ours in flight)
+    rejected: int = 0  # remote changes that cannot be applied here (parked, shown by status)
     retries: int = 0
     error: str | None = None
+    stopped: str | None = None  # why the pull ended before Convex said it was done
     hint: str | None = None
     notes: list[str] = field(default_factory=list)
 
@@ -60,10 +65,14 @@ class SyncReport:
             f"pulled {self.pulled} (created {self.created}, updated {self.updated}, "
             f"archived {self.archived})",
         ]
-        for name in ("deleted", "merged", "conflicts", "parked", "deferred", "retries"):
+        for name in ("deleted", "merged", "conflicts", "parked", "rejected", "deferred", "retries"):
             if getattr(self, name):
                 parts.append(f"{name} {getattr(self, name)}")
-        return ", ".join(parts) + (f"; stopped: {self.error}" if self.error else "")
+        if self.error:
+            return ", ".join(parts) + f"; stopped: {self.error}"
+        if self.stopped:
+            return ", ".join(parts) + f"; pull stopped early ({self.stopped}): the next run goes on"
+        return ", ".join(parts)
 
 
 class LocalSide(Protocol):
@@ -95,23 +104,33 @@ class LocalSide(Protocol):
     def park(self, op: Op, error: str) -> None:
         """Convex refused `op` as invalid: keep it aside and show it."""
 
+    def reject(self, bad: list[tuple[dict[str, Any], str]]) -> None:
+        """Remote changes that cannot be applied here, with why: keep them aside and show them."""
+
     def cursor(self) -> str | None:
         """Where the last pull stopped."""
 
     def apply(self, changes: list[dict[str, Any]], next_cursor: str) -> dict[str, int]:
         """Bring the vault in step with a page of remote changes, then move the cursor."""
 
-    def finish(self, error: str | None) -> None:
-        """Record the end of a run."""
+    def finish(self, error: str | None, stopped: str | None) -> None:
+        """Record the end of a run: its error, or why its pull stopped early."""
 
 
 class SyncEngine:
-    """Push, pull, push: one run for one vault."""
+    """Push, pull, push: one run for one vault, its pull within `limits`."""
 
-    def __init__(self, client: ConvexClient, local: LocalSide, run_local: RunLocal) -> None:
+    def __init__(
+        self,
+        client: ConvexClient,
+        local: LocalSide,
+        run_local: RunLocal,
+        limits: PullLimits | None = None,
+    ) -> None:
         self.client = client
         self.local = local
         self.run_local = run_local
+        self.limits = limits or PullLimits()
 
     async def _local(self, fn: Callable[..., T], *args: Any) -> T:
         result: T = await self.run_local(functools.partial(fn, *args))
@@ -130,8 +149,12 @@ class SyncEngine:
                     await self.push(report)  # what merges during the pull produced
         except ConvexError as exc:
             report.error, report.hint = exc.message, exc.hint
+        except Exception as exc:  # a fault of ours: shown by `sync status` too, then raised
+            failed = f"sync failed: {type(exc).__name__}: {exc}"[:300]
+            await self._local(self.local.finish, failed, None)
+            raise
         report.retries = self.client.retries
-        await self._local(self.local.finish, report.error)
+        await self._local(self.local.finish, report.error, report.stopped)
         return report
 
     async def push(self, report: SyncReport) -> None:
@@ -170,27 +193,49 @@ class SyncEngine:
             report.parked += 1
             return
         status = result.get("status") if isinstance(result, dict) else None
+        problem = _conflict_problem(op, result) if status == "conflict" else None
         if status in ("ok", "not_found"):
             report.add(await self._local(self.local.acknowledged, op, result))
-        elif status == "conflict":
+        elif status == "conflict" and problem is None:
             report.add(await self._local(self.local.conflict, op, result.get("current")))
         else:
-            await self._local(self.local.park, op, f"unexpected reply from {path}: {result!r}")
+            why = problem or f"unexpected reply: {kind(result)}"
+            await self._local(self.local.park, op, f"{path}: {why}")
             report.parked += 1
 
     async def pull(self, report: SyncReport) -> None:
-        """Apply remote changes page by page; the cursor moves with each applied page."""
-        cursor = await self._local(self.local.cursor)
-        while True:
-            page = await self.client.query(
-                "facts:listChangedSince", {"cursor": cursor, "limit": PAGE}
-            )
-            changes = list(page.get("changes") or [])
-            cursor = str(page.get("nextCursor") or cursor or "")
-            counts = await self._local(self.local.apply, changes, cursor)
-            report.add(counts)
-            if counts.get("deferred"):
-                report.notes.append("some remote changes wait until our writes are confirmed")
-                return
-            if page.get("isDone", True):
-                return
+        """Apply remote changes page by page within the limits; the cursor moves with each
+        applied page, past the changes that cannot be applied (those are kept aside)."""
+        pager = Pager(self.client, await self._local(self.local.cursor), PAGE, self.limits)
+        async with contextlib.aclosing(pager.pages()) as pages:
+            async for page in pages:
+                good, bad = [], []
+                for change in page.changes:
+                    problem = change_problem(change)
+                    if problem is None:
+                        good.append(change)
+                    else:
+                        bad.append((change, problem))
+                if bad:
+                    await self._local(self.local.reject, bad)
+                    report.rejected += len(bad)
+                cursor = page.next_cursor or pager.cursor or ""
+                counts = await self._local(self.local.apply, good, cursor)
+                report.add(counts)
+                if counts.get("deferred"):
+                    report.notes.append("some remote changes wait until our writes are confirmed")
+                    return
+        report.stopped = pager.stopped
+
+
+def _conflict_problem(op: Op, result: dict[str, Any]) -> str | None:
+    """Why a conflict reply's `current` (Convex's version of the fact) cannot be merged."""
+    current = result.get("current")
+    if current is None:
+        return None
+    if not isinstance(current, dict):
+        return f"a conflict whose current fact is {kind(current)}"
+    if current.get("externalId") != op.fact_id:
+        return "a conflict about another fact"
+    problem = fields_problem(current)
+    return f"a conflict whose current fact is not usable: {problem}" if problem else None
