@@ -1,6 +1,6 @@
-"""The one writer: index jobs and every other write run, in order, on a single thread.
+"""One writer at a time: index jobs on a low-priority thread, writes on a thread of their own.
 
-That thread runs at the lowest CPU priority (`lower_priority`), so indexing and embedding a
+The job thread runs at the lowest CPU priority (`lower_priority`), so indexing and embedding a
 vault yield the cores to searches (served by the reader threads) and to the user's other work.
 
 Requests that arrive while a job waits are merged into it (a burst of saves from the plugin or
@@ -8,11 +8,12 @@ the watcher becomes one job; "everything" absorbs any list of paths). Progress i
 `GET /v1/status`. Shutting down stops a running index job at its next batch boundary; the
 indexer commits in small transactions, so the index stays consistent.
 
-Writes (facts, note edits, sync's local side) never wait for a whole job: a job that sees a
-write queued stops at its next batch boundary, once it has committed a batch since it last
-started, the writes run, and the job starts again from what the index now holds. The job's
-in-memory plan (files scanned, passages to embed) is dropped rather than carried past a write
-that may have changed the same notes; the index records its progress, so little is redone.
+Writes (facts, note edits, sync's local side) never wait for a whole job, and never run beside
+one: a job that sees a write waiting stops at its next batch boundary, once it has committed a
+batch since it last started; the writes run, at the daemon's normal priority (a person waits
+for them), and the job starts again from what the index now holds. The job's in-memory plan
+(files scanned, passages to embed) is dropped rather than carried past a write that may have
+changed the same notes; the index records its progress, so little is redone.
 """
 
 from __future__ import annotations
@@ -25,9 +26,8 @@ import os
 import sys
 import threading
 import uuid
-from collections import deque
 from collections.abc import Callable, Iterable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -94,7 +94,8 @@ class Job:
 
 
 class JobRunner:
-    """Queue, merge and run index jobs and writes on the writer thread."""
+    """Queue, merge and run index jobs (on the writer thread) and writes (on the write
+    thread), never both at once."""
 
     def __init__(
         self, engram: Engram, collection: str, on_error: Callable[[str], None] | None = None
@@ -110,7 +111,10 @@ class JobRunner:
         self.pending: Job | None = None
         self.current: Job | None = None
         self.last: Job | None = None
-        self._writes: deque[tuple[Callable[[], Any], Future[Any]]] = deque()
+        # writes run here, one at a time and never beside a job (they take turns on `_turn`)
+        self.urgent = ThreadPoolExecutor(max_workers=1, thread_name_prefix="engram-write")
+        self._turn = asyncio.Lock()  # first come, first served: a preempted job queues again
+        self._waiting = 0  # writes waiting for their turn (read by the job between batches)
         self._wake = asyncio.Event()
         self._closing = False
         self._task: asyncio.Task[None] | None = None
@@ -132,23 +136,19 @@ class JobRunner:
         return job
 
     async def write(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        """Run a write on the writer thread, before the rest of any running index job (which
-        yields at its next batch). A caller that goes away before it starts cancels it."""
-        done: Future[T] = Future()
-        self._writes.append((functools.partial(fn, *args, **kwargs), done))
-        self.writer.submit(self._run_writes)
-        return await asyncio.wrap_future(done)
-
-    def _run_writes(self) -> None:
-        """On the writer thread: every write queued so far, in order."""
-        while self._writes:
-            call, done = self._writes.popleft()
-            if not done.set_running_or_notify_cancel():
-                continue
-            try:
-                done.set_result(call())
-            except BaseException as exc:  # the awaiting request reports it
-                done.set_exception(exc)
+        """Run a write ahead of the rest of any running index job (which yields at its next
+        batch), on the write thread at the daemon's own priority: a person's write is
+        interactive, not background work. A caller that goes away before it starts cancels it."""
+        self._waiting += 1
+        try:
+            await self._turn.acquire()
+        finally:
+            self._waiting -= 1
+        try:
+            loop = asyncio.get_running_loop()
+            return await loop.run_in_executor(self.urgent, functools.partial(fn, *args, **kwargs))
+        finally:
+            self._turn.release()
 
     @property
     def busy(self) -> bool:
@@ -176,12 +176,16 @@ class JobRunner:
             try:  # until a job comes, or a deferred graph-index.json rebuild is due
                 await asyncio.wait_for(self._wake.wait(), self.engram.graph_files.due())
             except TimeoutError:
-                await loop.run_in_executor(self.writer, self._flush_graph_files)
+                async with self._turn:
+                    await loop.run_in_executor(self.writer, self._flush_graph_files)
                 continue
             self._wake.clear()
             while self.pending is not None and not self._closing:
-                job, self.pending = self.pending, None
-                await self._run(job)
+                async with self._turn:
+                    if self.pending is None or self._closing:
+                        break
+                    job, self.pending = self.pending, None
+                    await self._run(job)
 
     async def _run(self, job: Job) -> None:
         job.state = "running"
@@ -244,7 +248,7 @@ class JobRunner:
             # cannot keep the job from ever finishing
             if first is None:
                 first = (phase, done)
-            elif self._writes and (phase, done) != first:
+            elif self._waiting and (phase, done) != first:
                 raise Preempted
 
         if job.paths is None:
@@ -268,4 +272,5 @@ class JobRunner:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
         loop = asyncio.get_running_loop()
-        await loop.run_in_executor(None, functools.partial(self.writer.shutdown, wait=True))
+        for pool in (self.writer, self.urgent):
+            await loop.run_in_executor(None, functools.partial(pool.shutdown, wait=True))

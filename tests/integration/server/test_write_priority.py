@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import pytest
 from server_helpers import AUTH, TOKEN
 
 from engram import config
@@ -116,3 +119,28 @@ async def test_writes_in_a_stream_never_starve_the_job(
         assert stored >= 2
         coverage = vectors.coverage(e.db.conn)
         assert coverage["documentsNotEmbedded"] == 0 and coverage["queued"] == 0
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread nice is Linux's")
+async def test_writes_run_at_the_daemons_priority_not_the_jobs(
+    aiohttp_client: Any, xdg: dict[str, str], tmp_path: Path
+) -> None:
+    """A person waits for a write: under load a nice-19 write would wait for every other
+    program (the index job keeps nice 19)."""
+    vault = tmp_path / "vault"
+    write_notes(vault, 3)
+    cfg = ServerConfig(vault=vault.resolve(), collection="vault", watch=False)
+    with Engram(config.resolve(os.environ), embedder=FakeEmbedder(dim=32)) as e:
+        e.init_vault(str(vault), name="vault")
+        client = await aiohttp_client(create_app(e, cfg, Runtime(TOKEN)))
+        seen: list[int] = []
+        original = e.fact_add
+
+        def spy(*a: Any, **k: Any) -> Any:
+            seen.append(os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
+            return original(*a, **k)
+
+        e.fact_add = spy  # type: ignore[method-assign]
+        resp = await client.post("/v1/facts", json={"text": "A fact."}, headers=AUTH)
+        assert resp.status == 201
+        assert seen == [os.getpriority(os.PRIO_PROCESS, 0)]
