@@ -96,6 +96,8 @@ class Settings:
     memory: MemorySettings = MemorySettings()
     crash_after_renames: int | None = None  # testing aid (ENGRAM_TEST_CRASH_AFTER_RENAMES)
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    # the fields the environment set: a config file read again leaves them as they are
+    from_env: frozenset[str] = frozenset()
 
     @property
     def db_path(self) -> Path:
@@ -150,33 +152,56 @@ def resolve(
     config_dir = xdg_dir(env, "XDG_CONFIG_HOME", ".config")
     cfg_path = Path(config_file or env.get("ENGRAM_CONFIG") or config_dir / f"{index_name}.yml")
     raw = load_config_file(cfg_path.expanduser())
-    settings = from_raw(raw)
-    max_bytes = env.get("ENGRAM_MAX_FILE_BYTES")
-    if max_bytes:
-        settings = replace(
-            settings, max_file_bytes=_positive_int(max_bytes, "ENGRAM_MAX_FILE_BYTES")
+    overrides: dict[str, Any] = {}
+    if env.get("ENGRAM_MAX_FILE_BYTES"):
+        overrides["max_file_bytes"] = _positive_int(
+            env["ENGRAM_MAX_FILE_BYTES"], "ENGRAM_MAX_FILE_BYTES"
         )
-    if "ENGRAM_EMBED_MODEL" in env:
-        settings = replace(settings, embed_model=_model_spec(env["ENGRAM_EMBED_MODEL"]))
-    if "ENGRAM_RERANK_MODEL" in env:
-        settings = replace(settings, rerank_model=_model_spec(env["ENGRAM_RERANK_MODEL"]))
-    if "ENGRAM_GENERATE_MODEL" in env:
-        settings = replace(settings, generate_model=_model_spec(env["ENGRAM_GENERATE_MODEL"]))
+    for role in MODEL_ROLES:
+        if f"ENGRAM_{role.upper()}_MODEL" in env:
+            overrides[f"{role}_model"] = _model_spec(env[f"ENGRAM_{role.upper()}_MODEL"])
     if env.get("ENGRAM_TEST_CRASH_AFTER_RENAMES"):
         crash = env["ENGRAM_TEST_CRASH_AFTER_RENAMES"]
         if not crash.isdigit():
             raise ConfigError("ENGRAM_TEST_CRASH_AFTER_RENAMES must be a number of renames")
-        settings = replace(settings, crash_after_renames=int(crash))
+        overrides["crash_after_renames"] = int(crash)
     if env.get("ENGRAM_THREADS"):
-        threads = _positive_int(env["ENGRAM_THREADS"], "ENGRAM_THREADS")
-        settings = replace(settings, n_threads=threads)
+        overrides["n_threads"] = _positive_int(env["ENGRAM_THREADS"], "ENGRAM_THREADS")
     return replace(
-        settings,
+        from_raw(raw),
         index_name=index_name,
         data_dir=data_dir,
         cache_dir=cache_dir,
         config_dir=config_dir,
         config_file=cfg_path.expanduser(),
+        from_env=frozenset(overrides),
+        **overrides,
+    )
+
+
+# What the config file decides (unless the environment set it): what `reread` takes anew.
+FROM_FILE = (
+    "collections",
+    "global_context",
+    "max_file_bytes",
+    "embed_model",
+    "rerank_model",
+    "generate_model",
+    "n_threads",
+    "vaults",
+    "default_vault",
+    "memory",
+    "raw",
+)
+
+
+def reread(settings: Settings, raw: Mapping[str, Any]) -> Settings:
+    """`settings` with what the config file decides taken from `raw` (the file's new content),
+    keeping what the environment set; ConfigError when `raw` is not a valid config."""
+    fresh = from_raw(raw)
+    return replace(
+        settings,
+        **{name: getattr(fresh, name) for name in FROM_FILE if name not in settings.from_env},
     )
 
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import threading
+import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +25,8 @@ if TYPE_CHECKING:
     from engram.index.loader import ParsePool
 
 log = logging.getLogger(__name__)
+CONFIG_CHECK_SECONDS = 1.0
+MODEL_FIELDS = ("embed_model", "rerank_model", "generate_model", "n_threads")
 
 
 @dataclass(frozen=True)
@@ -49,7 +53,10 @@ class Core:
         settings: Settings,
         keyring_source: Callable[[], KeyringLike | None] | None = None,
     ) -> None:
-        self.settings = settings
+        self._settings = settings
+        self._config_seen = _signature(settings.config_file)
+        self._config_due = time.monotonic() + CONFIG_CHECK_SECONDS
+        self._config_lock = threading.Lock()
         # the platform keyring, asked for on first use (composition roots pass it; without
         # one, credentials go to 0600 files)
         self.keyring_source = keyring_source or (lambda: None)
@@ -59,6 +66,42 @@ class Core:
             journal.crash_after(settings.crash_after_renames)
         self._parse_pool: ParsePool | None = None
         self._isolate_parsing = False
+
+    @property
+    def settings(self) -> Settings:
+        """The settings, with changes another process made to the config file taken in (looked
+        for at most once a second): a daemon or MCP server never serves a stale config."""
+        if time.monotonic() >= self._config_due:
+            self._check_config()
+        return self._settings
+
+    @settings.setter
+    def settings(self, value: Settings) -> None:
+        self._settings = value
+
+    def _check_config(self) -> None:
+        with self._config_lock:
+            self._config_due = time.monotonic() + CONFIG_CHECK_SECONDS
+            path = self._settings.config_file
+            seen = _signature(path)
+            if seen == self._config_seen:
+                return
+            self._config_seen = seen
+            try:
+                fresh = config.reread(self._settings, config.load_config_file(path))
+            except config.ConfigError as exc:  # a person mid-edit: keep what works
+                log.warning("%s; keeping the settings read before", exc)
+                return
+            self._apply(fresh)
+
+    def _apply(self, fresh: Settings) -> None:
+        """Adopt new settings; a model that changed is loaded again when next needed."""
+        old, self._settings = self._settings, fresh
+        if any(getattr(old, f) != getattr(fresh, f) for f in MODEL_FIELDS):
+            self._models_changed()
+
+    def _models_changed(self) -> None:
+        """Drop loaded models (the facade does: models are loaded by its parts)."""
 
     @property
     def parse_pool(self) -> ParsePool:
@@ -157,7 +200,7 @@ class Core:
         before = _sha_of(path)
         raw = config.load_config_file(path)
         change(raw)
-        fresh = config.from_raw(raw)  # validate before writing
+        config.from_raw(raw)  # validate before writing
         if path.parent == self.settings.config_dir:  # ours (a --config file's folder is not)
             private_dir(path.parent)
         try:  # another command may have changed the file since: never undo its change
@@ -166,16 +209,9 @@ class Core:
             raise ConflictError(
                 f"{path} changed while this command ran; nothing was written", "run it again"
             ) from None
-        self.settings = replace(
-            self.settings,
-            collections=fresh.collections,
-            global_context=fresh.global_context,
-            max_file_bytes=fresh.max_file_bytes,
-            vaults=fresh.vaults,
-            default_vault=fresh.default_vault,
-            memory=fresh.memory,
-            raw=fresh.raw,
-        )
+        with self._config_lock:
+            self._config_seen = _signature(path)
+            self._apply(config.reread(self._settings, raw))
 
     def context_for(self, collection: str, path: str) -> str | None:
         """Every context that applies to a document, general to specific, one per line."""
@@ -187,6 +223,16 @@ class Core:
                 if prefix == "/" or full == prefix or full.startswith(prefix + "/"):
                     parts.append(text)
         return "\n".join(parts) or None
+
+
+def _signature(path: Path) -> tuple[int, int, int] | None:
+    """What tells a changed config file from the one read: inode, size, modification time
+    (an atomic replace gives a new inode even within the clock's resolution)."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
 
 
 def _sha_of(path: Path) -> str:

@@ -260,6 +260,12 @@ class Engram(Core):
         """A role's model if this process has loaded it (status loads nothing)."""
         return self._semantic.loaded_embedder() if role == "embed" else self._hybrid.loaded(role)
 
+    def _models_changed(self) -> None:
+        """The config file now names other models: load them when next needed."""
+        for part in ("_semantic", "_hybrid"):
+            if part in self.__dict__:  # built (cached_property): else nothing is loaded
+                getattr(self, part).drop_models()
+
     def _forget_caches(self) -> None:
         """Drop what this process keeps of the index file (it was replaced)."""
         self._semantic.forget()

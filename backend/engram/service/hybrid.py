@@ -65,6 +65,10 @@ class HybridService:
         self._reranker: Reranker | None = None
         self._generator: Generator | None = None
 
+    def drop_models(self) -> None:
+        """Forget the loaded reranker and generator (the configured models changed)."""
+        self._reranker = self._generator = None
+
     def loaded(self, role: str) -> Reranker | Generator | None:
         """The reranker or generator if this process has loaded it; loads nothing."""
         return self._reranker if role == "rerank" else self._generator

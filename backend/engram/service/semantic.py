@@ -97,6 +97,7 @@ class SemanticService:
         self._core = core
         self._retrieval = retrieval
         self._embedder = embedder  # tests inject a fake; otherwise loaded on first use
+        self._given = embedder is not None
         self._background: Embedder | None = embedder  # the daemon's index job embeds with it
         self._vindex: vector_search.VectorIndex | None = None
         self._coverage: tuple[dict[str, int], float, float] | None = None  # counts, at, cost
@@ -116,6 +117,11 @@ class SemanticService:
     def forget(self) -> None:
         """Drop the in-memory vector index (the index file was replaced)."""
         self._vindex = None
+
+    def drop_models(self) -> None:
+        """Forget the loaded embedders (the configured model changed); a given one stays."""
+        if not self._given:
+            self._embedder = self._background = None
 
     def embedder(self) -> Embedder:
         """The configured embedding model, loaded once per process."""
