@@ -73,23 +73,45 @@ describe("EngramClient", () => {
 		servers.delete(1);
 		servers.set(2, { token: "t2" });
 		file.text = disco(2, "t2");
-		await client.status();
+		await kind(client.noteMetadata("a.md")); // the fake answers status: only the route matters
 		expect(sent.map((r) => r.url)).toEqual([
 			"http://127.0.0.1:1/v1/status",
-			"http://127.0.0.1:1/v1/status",
-			"http://127.0.0.1:2/v1/status",
+			"http://127.0.0.1:1/v1/notes/metadata?path=a.md",
+			"http://127.0.0.1:2/v1/notes/metadata?path=a.md",
 		]);
 		expect(client.current?.port).toBe(2);
 	});
 
-	it("re-reads discovery.json when the token was rotated", async () => {
+	it("re-reads discovery.json when a call is refused with 401, and retries with the new token", async () => {
+		const file = { text: disco(1, "t1") };
+		const servers = new Map<number, { token: string; reply?: () => HttpResponse }>([[1, { token: "t1" }]]);
+		const { client, sent } = setup(file, servers);
+		await client.status();
+		const facts = (): HttpResponse => ({ status: 200, text: '{"facts":[]}' });
+		servers.set(1, { token: "t2", reply: facts }); // a restart on the same --port, or a rotation
+		file.text = disco(1, "t2");
+		expect(await kind(client.recentFacts())).toBe("ok");
+		expect(sent.slice(1).map((r) => r.headers.Authorization)).toEqual(["Bearer t1", "Bearer t2"]);
+		expect(client.current?.token).toBe("t2");
+	});
+
+	it("picks up a changed discovery.json at the next status poll, without a refused call", async () => {
 		const file = { text: disco(1, "t1") };
 		const servers = new Map([[1, { token: "t1" }]]);
-		const { client } = setup(file, servers);
+		const { client, sent } = setup(file, servers);
 		await client.status();
 		servers.set(1, { token: "t2" });
 		file.text = disco(1, "t2");
 		expect(await kind(client.status())).toBe("ok");
+		expect(sent.map((r) => r.headers.Authorization)).toEqual(["Bearer t1", "Bearer t2"]);
+	});
+
+	it("is not running at the next status poll once discovery.json is gone", async () => {
+		const file: { text: string | null } = { text: disco(1, "t1") };
+		const { client } = setup(file, new Map([[1, { token: "t1" }]]));
+		await client.status();
+		file.text = null; // the backend stopped cleanly
+		expect(await kind(client.status())).toBe("not-running");
 	});
 
 	it("is unreachable when the port is dead and the file did not change", async () => {

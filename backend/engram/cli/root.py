@@ -3,8 +3,10 @@ read once, and the Engram every command gets, backed by the daemon of this index
 is live (service/daemon.py decides per call and handles a daemon that stops), else local.
 
 The daemon of an index announces itself in `<data dir>/<index>.server.json` (mode 0600, with
-its port and token); it is used when that file names a live process serving the same index
-with the same config file. Only the standard library is imported until a command runs.
+its port and token); it is used when that file was written by the process that holds the
+index's daemon lock now (a killed daemon's file, or one whose pid was reused, is ignored at
+once) and it serves the same index with the same config file. Only the standard library is
+imported until a command runs.
 """
 
 from __future__ import annotations
@@ -30,13 +32,10 @@ def open_engram(settings: Settings, use_daemon: bool) -> DaemonEngram:
     """The Engram a command gets: the daemon-backed one (every call not for the daemon, and
     every call when none runs, goes to a local Engram opened on first need); it has every
     name of the local one, its own or through it."""
-    from engram.server.discovery import server_file
     from engram.service.daemon import DaemonEngram
 
-    path = server_file(settings.data_dir, settings.index_name)
-
     def find() -> DaemonClient | None:
-        return daemon_at(path, settings.config_file) if use_daemon else None
+        return running_daemon(settings) if use_daemon else None
 
     return DaemonEngram(find, settings, lambda: local_engram(settings))
 
@@ -44,17 +43,25 @@ def open_engram(settings: Settings, use_daemon: bool) -> DaemonEngram:
 def running_daemon(settings: Settings) -> DaemonClient | None:
     """The live daemon of this index, if any (to tell the user about it)."""
     from engram.server.discovery import server_file
+    from engram.server.locks import index_lock_path
 
-    return daemon_at(server_file(settings.data_dir, settings.index_name), settings.config_file)
+    path = server_file(settings.data_dir, settings.index_name)
+    lock = index_lock_path(settings.data_dir, settings.index_name)
+    return daemon_at(path, settings.config_file, lock)
 
 
-def daemon_at(path: Path, config_file: Path | None = None) -> DaemonClient | None:
-    """The client for a server file when its process is alive (and uses `config_file`)."""
+def daemon_at(
+    path: Path, config_file: Path | None = None, lock: Path | None = None
+) -> DaemonClient | None:
+    """The client for a server file when its process is alive — the holder of `lock`, when
+    given — and uses `config_file`."""
     from engram.server import discovery
     from engram.service.daemon import DaemonClient
 
     data = discovery.read(path)
     if data is None or not discovery.pid_alive(data.get("pid")):
+        return None
+    if lock is not None and not discovery.from_holder(data, lock):
         return None
     if config_file is not None and data.get("config") != str(config_file):
         return None

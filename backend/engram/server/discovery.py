@@ -1,27 +1,29 @@
-"""How clients find the running daemon, and how a second daemon is refused.
+"""How clients find the running daemon, and how they tell it from a stale file.
 
 Two files carry the same facts (url, port, token, pid...):
 - `<vault>/<config dir>/plugins/engram/discovery.json`, read by the Obsidian plugin;
 - `<data dir>/<index>.server.json`, read by the CLI and the MCP server (they know the index,
   not the vault).
 Both are written atomically with mode 0600 once the socket is bound, and removed at a clean
-shutdown. A file whose pid is dead, or whose server does not answer, is stale and replaced.
-An exclusive `flock` on `<data dir>/<index>.server.lock`, held for the daemon's lifetime, makes
-"one daemon per index" hold even when two start at the same moment.
+shutdown. The daemon holds its index's and its vault's locks (`locks.py`) for as long as it
+runs, so a file whose pid is not the lock holder's is stale (the daemon was killed, or its
+pid was reused) and is replaced at the next start. The plugin folder gets a `.gitignore`
+naming discovery.json, so committing the vault does not commit the token.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from engram import __version__
 from engram.errors import ConflictError, InvalidInputError
 from engram.secrets import write_private
+from engram.server.locks import DaemonLock, holder, index_lock_path
 
 PROTOCOL = 1
 NAME = "engram"
@@ -105,6 +107,14 @@ def remove_if_ours(path: Path, pid: int) -> None:
         path.unlink(missing_ok=True)
 
 
+def remove_stale(path: Path, pid: int) -> None:
+    """Delete a discovery file another process wrote (called with the daemon's locks held:
+    whoever wrote it no longer serves this vault or index)."""
+    data = read(path)
+    if data is not None and data.get("pid") != pid:
+        path.unlink(missing_ok=True)
+
+
 def pid_alive(pid: Any) -> bool:
     """Is there a process with this id (on this machine)?"""
     if not isinstance(pid, int) or pid <= 0:
@@ -146,48 +156,68 @@ def live(data: dict[str, Any] | None) -> bool:
 
 def describe(data: dict[str, Any]) -> str:
     """One line naming a running daemon."""
-    return (
-        f"pid {data.get('pid')}, {data.get('url')}, vault {data.get('vault')}, "
-        f"index {data.get('index') or '?'}, since {data.get('startedAt')}"
-    )
+    parts = [f"pid {data.get('pid')}", data.get("url"), f"vault {data.get('vault')}"]
+    parts += [f"index {data.get('index') or '?'}"]
+    parts += [f"since {data['startedAt']}"] if data.get("startedAt") else []
+    return ", ".join(str(p) for p in parts if p)
 
 
-class IndexLock:
-    """An exclusive, process-lifetime lock on one index's daemon slot."""
+class IndexLock(DaemonLock):
+    """The lock of one index's daemon slot (held by `engram serve` and `engram rebuild`)."""
 
     def __init__(self, data_dir: Path, index: str) -> None:
-        self.path = data_dir / f"{index}.server.lock"
-        self._fh: IO[str] | None = None
+        super().__init__(index_lock_path(data_dir, index))
 
-    def acquire(self) -> bool:
-        """Take the lock without waiting; False when another daemon holds it."""
-        import fcntl
 
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)  # private, like the index
-        fh = open(fd, "a+", encoding="utf-8")  # noqa: SIM115 (held for the lifetime)
-        try:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            fh.close()
-            return False
-        self._fh = fh
-        return True
-
-    def release(self) -> None:
-        """Give the lock back (closing the file releases it)."""
-        if self._fh is not None:
-            with contextlib.suppress(OSError):
-                self._fh.close()
-            self._fh = None
+def from_holder(data: dict[str, Any] | None, lock: Path) -> bool:
+    """Was this discovery document written by the process holding `lock` now?"""
+    if data is None or not isinstance(data.get("pid"), int):
+        return False
+    owner = holder(lock)
+    return owner is not None and owner.get("pid") == data["pid"]
 
 
 def refuse_if_running(vault_file: Path, index_file: Path) -> None:
-    """ConflictError naming the daemon already serving this vault; stale files are ignored."""
+    """ConflictError naming a live daemon that wrote one of these files: one of another data
+    dir, whose locks are not ours to see (the locks already refused any of this one)."""
     for path in (index_file, vault_file):
         data = read(path)
         if live(data) and data is not None and data.get("pid") != os.getpid():
             raise ConflictError(
-                f"engram serve is already running ({describe(data)})",
-                "stop it first (Ctrl-C in its terminal, or kill that pid)",
+                f"engram serve is already running ({describe(data)}); stop it first or use it"
             )
+
+
+GITIGNORE_ENTRY = "discovery.json"
+
+
+def ignore_in_git(folder: Path) -> bool:
+    """Make `folder/.gitignore` name discovery.json, keeping what the file holds (the line is
+    added atomically, and not over a version changed meanwhile); True when it was written."""
+    path = folder / ".gitignore"
+    try:
+        if path.is_symlink() or (path.exists() and not path.is_file()):
+            return False  # someone's own arrangement: leave it alone
+        existed = path.exists()
+        old = path.read_bytes() if existed else b""
+    except OSError:
+        return False
+    lines = {line.strip().lstrip("!/") for line in old.decode("utf-8", "replace").splitlines()}
+    if GITIGNORE_ENTRY in lines:  # ours, or the user's own rule about it (even a `!`)
+        return False
+    sep = b"" if not old or old.endswith(b"\n") else b"\n"
+    new = old + sep + GITIGNORE_ENTRY.encode() + b"\n"
+    mode = path.stat().st_mode & 0o777 if existed else 0o644
+    fd, tmp = tempfile.mkstemp(prefix=".gitignore.", suffix=".tmp", dir=folder)
+    try:
+        os.fchmod(fd, mode)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(new)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if path.exists() != existed or (existed and path.read_bytes() != old):
+            return False  # edited while we wrote: theirs stays, the next start tries again
+        os.replace(tmp, path)
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+    return True

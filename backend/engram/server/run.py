@@ -1,5 +1,5 @@
-"""Serving: take the index lock, bind 127.0.0.1, write discovery files, run until a signal,
-then remove the files and close everything (the entry point `engram serve` calls `serve`)."""
+"""Serving: take the index's and the vault's locks, bind 127.0.0.1, write discovery files,
+run until a signal, then remove the files and close everything (`engram serve` calls `serve`)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import logging
 import os
 import signal
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,10 +19,11 @@ from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
 
 from engram.errors import ConflictError
-from engram.secrets import KeyringLike
-from engram.server import discovery
+from engram.secrets import KeyringLike, private_dir
+from engram.server import discovery, locks
 from engram.server.app import create_app
 from engram.server.discovery import Discovery, IndexLock
+from engram.server.locks import DaemonLock, vault_lock_path
 from engram.server.middleware import AccessLogger
 from engram.server.state import Runtime, ServerConfig, now_iso
 from engram.server.tokens import TokenStore
@@ -86,18 +87,12 @@ def serve(
     """Run the daemon for `options.vault` until SIGINT or SIGTERM."""
     settings = engram.settings
     vault = options.vault.expanduser().resolve()
-    lock = IndexLock(settings.data_dir, settings.index_name)
+    vault_file = discovery.discovery_path(vault, options.config_dir)
     index_file = discovery.server_file(settings.data_dir, settings.index_name)
-    if not lock.acquire():
-        running = discovery.read(index_file)
-        raise ConflictError(
-            f"engram serve is already running for index {settings.index_name!r}"
-            + (f" ({discovery.describe(running)})" if running else ""),
-            "stop it first (Ctrl-C in its terminal, or kill that pid)",
-        )
-    try:
-        vault_file = discovery.discovery_path(vault, options.config_dir)
+    with claimed(settings.data_dir, settings.index_name, vault) as held:
         discovery.refuse_if_running(vault_file, index_file)
+        for path in (vault_file, index_file):  # we hold the locks: whoever wrote them is gone
+            discovery.remove_stale(path, os.getpid())
         collection = engram.vault_collection(vault)
         if engram.settings.vault(collection) is None:  # memory (facts) for the plugin's panel
             engram.init_vault(
@@ -108,7 +103,9 @@ def serve(
                 template=False,  # never write into a vault just because it is served
             )
         store = TokenStore(settings.data_dir, vault, keyring)
-        runtime = Runtime(store.get_or_create(), store)
+        # a new token at every start: one copied out of the vault (a commit, a sync) is only
+        # good until the daemon that wrote it stops
+        runtime = Runtime(store.rotate(), store)
         sock = bind(options.port)
         config = ServerConfig(
             vault=vault,
@@ -130,9 +127,54 @@ def serve(
             config=str(settings.config_file),
             collection=collection,
         )
+        for lock in held:
+            lock.describe(lock_note(info))
+        protect(vault_file.parent)
         asyncio.run(_run(app, sock, info, (vault_file, index_file), runtime, announce))
+
+
+def lock_note(info: Discovery) -> dict[str, object]:
+    """What a lock file says about its daemon (no token: a refused daemon prints it)."""
+    data = info.to_dict()
+    return {k: data[k] for k in ("pid", "url", "vault", "index", "startedAt")}
+
+
+@contextlib.contextmanager
+def claimed(data_dir: Path, index: str, vault: Path) -> Iterator[list[DaemonLock]]:
+    """Hold the index's and the vault's daemon locks, else ConflictError naming the holder."""
+    wanted = [
+        ("index", repr(index), IndexLock(data_dir, index)),
+        ("vault", str(vault), DaemonLock(vault_lock_path(data_dir, vault))),
+    ]
+    taken: list[DaemonLock] = []
+    try:
+        for kind, name, lock in wanted:
+            if not lock.acquire():
+                raise ConflictError(refusal(kind, name, lock.path))
+            lock.describe({"pid": os.getpid(), "vault": str(vault), "index": index})
+            taken.append(lock)
+        yield taken
     finally:
-        lock.release()
+        for lock in reversed(taken):
+            lock.release()
+
+
+def refusal(kind: str, name: str, lock: Path) -> str:
+    """One line naming the daemon that holds `lock` (it may have taken it an instant ago)."""
+    running = locks.holder(lock, wait=1.0)
+    if running is None:  # `engram rebuild`, or a daemon gone in the meantime
+        return f"the {kind} {name} is in use by another engram process (serve or rebuild)"
+    return (
+        f"engram serve is already running for this {kind} "
+        f"({discovery.describe(running)}); stop it first or use it"
+    )
+
+
+def protect(folder: Path) -> None:
+    """The discovery file's folder, with a .gitignore naming discovery.json, before the file
+    (a vault it cannot write fails here as it would when writing the file: one line, exit 1)."""
+    private_dir(folder)
+    discovery.ignore_in_git(folder)
 
 
 def quiet_bad_requests(record: logging.LogRecord) -> bool:

@@ -94,7 +94,13 @@ export class EngramClient {
 		return this.call("GET", "/v1/health", undefined, decodeHealth, false);
 	}
 
+	/**
+	 * `GET /v1/status`. The status poll is the plugin's heartbeat, so it reads discovery.json
+	 * afresh: a restarted backend (every start has a new token) or a rotated token is picked up
+	 * within one poll, before another call is refused with the old one.
+	 */
 	status(): Promise<Status> {
+		this.invalidate();
 		return this.call("GET", "/v1/status", undefined, decodeStatus);
 	}
 
