@@ -12,6 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from aiohttp import web
 
 from engram.server import routes, routes_ledger, routes_memory, routes_notes
+from engram.server.connections import track
 from engram.server.jobs import JobRunner
 from engram.server.middleware import middlewares
 from engram.server.reflect_task import reflect_weekly
@@ -34,7 +35,8 @@ from engram.service import Engram
 
 def create_app(engram: Engram, config: ServerConfig, runtime: Runtime) -> web.Application:
     """The API for one vault collection of `engram`, authenticated by `runtime.token`."""
-    app = web.Application(middlewares=middlewares(), client_max_size=config.max_body)
+    # outermost: a connection counts as busy from its first middleware until its handler returns
+    app = web.Application(middlewares=[track, *middlewares()], client_max_size=config.max_body)
     app[ENGRAM] = engram
     app[CONFIG] = config
     app[RUNTIME] = runtime

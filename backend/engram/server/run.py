@@ -22,6 +22,13 @@ from engram.errors import ConflictError
 from engram.secrets import KeyringLike, private_dir
 from engram.server import discovery, locks
 from engram.server.app import create_app
+from engram.server.connections import (
+    CONNECTIONS,
+    Connections,
+    GuardedSite,
+    connection_limit,
+    open_file_limit,
+)
 from engram.server.discovery import Discovery, IndexLock
 from engram.server.locks import DaemonLock, vault_lock_path
 from engram.server.middleware import AccessLogger
@@ -116,6 +123,7 @@ def serve(
             debounce=options.debounce,
         )
         app = create_app(engram, config, runtime)
+        app[CONNECTIONS] = Connections(connection_limit(open_file_limit()))
         info = Discovery(
             port=sock.getsockname()[1],
             token=runtime.token,
@@ -218,7 +226,7 @@ async def _run(
     await runner.setup()
     logging.getLogger("aiohttp.server").addFilter(quiet_bad_requests)
     try:
-        await web.SockSite(runner, sock).start()
+        await GuardedSite(runner, sock, app[CONNECTIONS]).start()
 
         def publish(token: str) -> None:
             current = dataclasses.replace(info, token=token)

@@ -10,6 +10,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,14 @@ AUTH = {"Authorization": f"Bearer {TOKEN}"}
 class Daemon:
     """A real `engram serve` subprocess on loopback, its log in a file."""
 
-    def __init__(self, env: dict[str, str], vault: Path, log: Path, *args: str) -> None:
+    def __init__(
+        self,
+        env: dict[str, str],
+        vault: Path,
+        log: Path,
+        *args: str,
+        preexec_fn: Callable[[], None] | None = None,
+    ) -> None:
         self.vault = vault
         self.log = log
         self.env = {**os.environ, **NO_KEYRING, **env}
@@ -34,6 +42,7 @@ class Daemon:
             env=self.env,
             stdout=log.open("wb"),
             stderr=subprocess.STDOUT,
+            preexec_fn=preexec_fn,
         )
         self.info: dict[str, Any] = {}
 
