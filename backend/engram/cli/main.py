@@ -63,6 +63,7 @@ class State:
 
 
 pass_state = click.make_pass_decorator(State)
+_LAST: list[State] = []  # this invocation's State
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -89,6 +90,7 @@ def cli(ctx: click.Context, index: str | None, config_file: str | None) -> None:
     """
     state = State(index, config_file)
     ctx.obj = state
+    _LAST[:] = [state]  # for main's error handler, which runs after click let go of it
     ctx.call_on_close(state.close)
 
 
@@ -178,12 +180,22 @@ def main(argv: list[str] | None = None) -> int:
     except click.exceptions.Exit as exc:
         return int(exc.exit_code or 0)
     except Exception as exc:
-        from engram.errors import EngramError
+        from engram.errors import EngramError, storage_error
 
-        if isinstance(exc, EngramError):
-            say(f"error: {exc.message}", err=True)
-            if exc.hint:
-                say(f"hint: {exc.hint}", err=True)
-            return 1
-        raise
+        # a full disk, a read-only folder, a full index: one line, not a traceback
+        error = exc if isinstance(exc, EngramError) else storage_error(exc, _index_file())
+        if error is None:
+            raise
+        say(f"error: {error.message}", err=True)
+        if error.hint:
+            say(f"hint: {error.hint}", err=True)
+        return 1
     return code if isinstance(code, int) else 0
+
+
+def _index_file() -> str | None:
+    """The index file of the command that just failed, when it got that far."""
+    state = _LAST[0] if _LAST else None
+    if state is None or state._settings is None:
+        return None
+    return str(state._settings.db_path)

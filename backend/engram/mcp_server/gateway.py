@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, TypeVar
 import anyio
 import anyio.to_thread
 
-from engram.errors import EngramError
+from engram.errors import EngramError, storage_error
 
 if TYPE_CHECKING:
     from engram.service.daemon import DaemonClient, DaemonEngram
@@ -56,7 +56,14 @@ class Gateway:
         meant for concurrent calls; the event loop stays free)."""
         if self._limiter is None:
             self._limiter = anyio.CapacityLimiter(1)
-        return await anyio.to_thread.run_sync(lambda: fn(self._facade()), limiter=self._limiter)
+        try:
+            return await anyio.to_thread.run_sync(lambda: fn(self._facade()), limiter=self._limiter)
+        except Exception as exc:  # a full disk or a read-only folder: a tool error in one line
+            index = self._engram.settings.db_path if self._engram is not None else None
+            error = storage_error(exc, index)
+            if error is None or error is exc:
+                raise
+            raise error from None
 
     def daemon(self) -> DaemonClient | None:
         """The live daemon of this index (what the plugin reported to it lives there)."""

@@ -12,9 +12,9 @@ from typing import Any
 from aiohttp import web
 from aiohttp.abc import AbstractAccessLogger
 
-from engram.errors import EngramError
+from engram.errors import EngramError, storage_error
 from engram.printable import printable
-from engram.server.state import CONFIG, RUNTIME
+from engram.server.state import CONFIG, ENGRAM, RUNTIME
 
 ALLOWED_ORIGIN = "app://obsidian.md"
 CLIENT_CLOSED = 499
@@ -30,7 +30,9 @@ STATUS_BY_CODE = {
     "invalid_json": 400,
     "request_timeout": 408,
     "conflict": 409,
+    "not_writable": 403,  # a read-only file system, or no permission
     "unavailable": 503,
+    "no_space": 507,  # the disk (or the index's) is full: Insufficient Storage
     "config": 500,
 }
 CODE_BY_STATUS = {
@@ -95,7 +97,7 @@ async def errors(request: web.Request, handler: Handler) -> web.StreamResponse:
     except web.RequestPayloadError as exc:  # a body aiohttp could not decode (chunks, gzip)
         resp = error_response(400, "bad_request", f"the request body is malformed: {_why(exc)}")
     except EngramError as exc:
-        resp = error_response(STATUS_BY_CODE.get(exc.code, 400), exc.code, exc.message, exc.hint)
+        resp = _engram_error(exc)
     except (asyncio.CancelledError, KeyboardInterrupt):
         raise
     except Exception as exc:
@@ -104,14 +106,32 @@ async def errors(request: web.Request, handler: Handler) -> web.StreamResponse:
             # nothing wrong here. Logged as 499, nginx's status for this.
             log.info("%s %s: the client closed the connection", request.method, request.path)
             return web.Response(status=CLIENT_CLOSED)
+        found = storage_error(exc, _index_file(request))
+        if found is not None:  # a full disk or a read-only folder: said in one line
+            log.warning("%s %s: %s", request.method, request.path, found.message)
+            return _cors(request, _engram_error(found))
         log.exception("error in %s %s", request.method, request.path)
         path = printable(request.path)
         request.app[RUNTIME].record_error(f"{type(exc).__name__} in {path}")
         resp = error_response(500, "internal", "internal error; the server log has details")
+    return _cors(request, resp)
+
+
+def _engram_error(exc: EngramError) -> web.Response:
+    return error_response(STATUS_BY_CODE.get(exc.code, 400), exc.code, exc.message, exc.hint)
+
+
+def _cors(request: web.Request, resp: web.StreamResponse) -> web.StreamResponse:
     if request.headers.get("Origin") == ALLOWED_ORIGIN:
         resp.headers["Access-Control-Allow-Origin"] = ALLOWED_ORIGIN
         resp.headers["Vary"] = "Origin"
     return resp
+
+
+def _index_file(request: web.Request) -> str | None:
+    """The daemon's index file (SQLite's errors do not name it)."""
+    engram = request.app.get(ENGRAM)
+    return str(engram.settings.db_path) if engram is not None else None
 
 
 def _why(exc: BaseException) -> str:

@@ -25,7 +25,9 @@ from engram.errors import (
     ConflictError,
     EngramError,
     InvalidInputError,
+    NoSpaceError,
     NotFoundError,
+    NotWritableError,
     UnavailableError,
 )
 from engram.service import operations as ops
@@ -56,6 +58,8 @@ ERRORS: dict[str, type[EngramError]] = {
     "invalid_json": InvalidInputError,
     "conflict": ConflictError,
     "unavailable": UnavailableError,
+    "no_space": NoSpaceError,
+    "not_writable": NotWritableError,
 }
 ALL_STATES = ("active", "dormant", "merged", "archived", "pruned")  # recall's allStates
 MAX_LINES = 1000  # POST /v1/ledger/raw takes this many lines (memory/ledger_raw.MAX_LINES)

@@ -456,7 +456,9 @@ def _same_file(a: Path, b: Path) -> bool:
 
 @contextlib.contextmanager
 def name_errors(path: Path) -> Iterator[None]:
-    """A name the file system refuses becomes InvalidInputError, not a crash."""
+    """A name the file system refuses becomes InvalidInputError, not a crash; an error
+    that names no file (a full disk on write or fsync) or only our temporary file names
+    `path`, the file a person asked to write."""
     try:
         yield
     except OSError as exc:
@@ -465,6 +467,9 @@ def name_errors(path: Path) -> Iterator[None]:
                 f"{path.name!r}: the name is too long for this file system",
                 "use a shorter name",
             ) from None
+        ours = exc.filename is None or Path(str(exc.filename)).name.startswith(TEMP_PREFIX)
+        if exc.errno is not None and ours:
+            exc.filename, exc.filename2 = str(path), None
         raise
 
 

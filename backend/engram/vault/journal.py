@@ -90,7 +90,10 @@ def commit(root: Path, changes: list[Change], label: str = "write") -> None:
     at = _Root(root)
     steps, data = _plan(at, changes)
     _precheck(at, steps)
-    with _journal(root, steps, label, durable=len(steps) > 1) as done:
+    with (
+        _named(at(steps[0].path) if steps else root),
+        _journal(root, steps, label, len(steps) > 1) as done,
+    ):
         applied: list[Step] = []
         try:
             for s in steps:
@@ -119,6 +122,19 @@ def commit(root: Path, changes: list[Change], label: str = "write") -> None:
         for folder in {at(p).parent for s in steps for p in _names(s)}:
             atomic.fsync_dir(folder)
         done()
+
+
+@contextlib.contextmanager
+def _named(target: Path) -> Iterator[None]:
+    """An error that names no file, or only the journal's own, names `target` instead: the
+    note a person asked to write is what could not be written (a full or read-only disk)."""
+    try:
+        yield
+    except OSError as exc:
+        ours = exc.filename is None or JOURNAL_DIR in Path(str(exc.filename)).as_posix()
+        if exc.errno is not None and ours:
+            exc.filename, exc.filename2 = str(target), None
+        raise
 
 
 def recover(root: Path) -> list[Recovered]:
