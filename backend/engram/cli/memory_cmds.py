@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 import click
 
 from engram.cli.collections_cmds import language_hint
-from engram.cli.main import State, cli, daemon_option, echo_json, pass_state, say
+from engram.cli.main import State, cli, daemon_option, echo_json, pass_state, say, warn
 
 F = TypeVar("F", bound=Callable[..., Any])
 TYPES_HELP = (
@@ -72,6 +72,14 @@ def show_fact(fact: Any, as_json: bool) -> None:
         say(f"{key}: {', '.join(value) if isinstance(value, list) else value}")
     say("")
     say(fact.text)
+
+
+def show_written(fact: Any, as_json: bool) -> None:
+    """A fact a write returned, and on stderr what failed after it was stored (the fact is
+    stored all the same: exit 0)."""
+    show_fact(fact, True) if as_json else say(fact_line(fact))
+    for warning in fact.warnings:
+        warn(warning)
 
 
 @cli.command("init")
@@ -147,7 +155,7 @@ def fact_add(
 ) -> None:
     """Store TEXT as a fact note."""
     result = state.engram.fact_add(" ".join(text), vault=vault, **fields)
-    show_fact(result, True) if as_json else say(fact_line(result))
+    show_written(result, as_json)
 
 
 @fact.command("show")
@@ -229,7 +237,7 @@ def fact_update(
     result = state.engram.fact_update(
         ref, tags=tags or None, entities=entities or None, vault=vault, **fields
     )
-    show_fact(result, True) if as_json else say(fact_line(result))
+    show_written(result, as_json)
 
 
 @fact.command("archive")
@@ -241,7 +249,7 @@ def fact_update(
 def fact_archive(state: State, ref: str, prune: bool, vault: str | None, as_json: bool) -> None:
     """Archive a fact (recall skips it; the note stays, nothing is deleted)."""
     result = state.engram.fact_archive(ref, prune, vault)
-    show_fact(result, True) if as_json else say(fact_line(result))
+    show_written(result, as_json)
 
 
 @fact.command("supersede")
@@ -280,9 +288,11 @@ def fact_supersede(
     )
     if as_json:
         echo_json(result.to_dict())
-        return
-    say(f"superseded: {fact_line(result.old)}")
-    say(f"by:         {fact_line(result.new)}")
+    else:
+        say(f"superseded: {fact_line(result.old)}")
+        say(f"by:         {fact_line(result.new)}")
+    for warning in dict.fromkeys((*result.new.warnings, *result.old.warnings)):
+        warn(warning)
 
 
 @fact.command("from-note")
@@ -301,7 +311,7 @@ def fact_from_note(
 ) -> None:
     """Make the note at PATH a fact (its text untouched), or store --selection from it."""
     result = state.engram.fact_from_note(path, selection, vault, fact_type=fact_type)
-    show_fact(result, True) if as_json else say(fact_line(result))
+    show_written(result, as_json)
 
 
 @fact.command("sweep")

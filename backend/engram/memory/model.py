@@ -144,6 +144,7 @@ class Fact:
     access_count: int = 0
     last_access: dt.datetime | None = None
     sync_status: str | None = None  # from the sync bookkeeping, when the vault syncs
+    warnings: tuple[str, ...] = ()  # what failed after a write stored it (not in the note)
 
     @property
     def tier(self) -> str:
@@ -189,4 +190,4 @@ class Fact:
             "vaultSyncedAt": iso(self.vault_synced_at) if self.vault_synced_at else None,
             "accessCount": self.access_count,
             "sync": {"state": self.sync_state},
-        }
+        } | ({"warnings": list(self.warnings)} if self.warnings else {})

@@ -69,6 +69,7 @@ def create_app(engram: Engram, config: ServerConfig, runtime: Runtime) -> web.Ap
 
 async def _readers(app: web.Application) -> AsyncIterator[None]:
     _ = app[ENGRAM].db  # open (and migrate) the index before any request races to do it
+    app[ENGRAM].memory.heal()  # what crashed fact writes left, now: reader threads never write
     yield
     for pool in (app[READER], app[MODEL_READER]):
         pool.shutdown(wait=True, cancel_futures=True)

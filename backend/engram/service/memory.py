@@ -7,6 +7,7 @@ import json
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +21,7 @@ from engram.memory.model import Fact
 from engram.memory.notes import Notes
 from engram.memory.results import VaultInfo
 from engram.memory.template import TEMPLATE_NAME, templates_folder, write_template
+from engram.service.memory_follow import FollowUps
 from engram.store import activity, admin
 from engram.store import documents as docs
 from engram.store import facts as facts_store
@@ -56,6 +58,17 @@ class MemoryService:
     def __init__(self, core: Core, update: Callable[..., indexer.UpdateReport]) -> None:
         self._core = core
         self._update = update
+        self._healed = False  # whether this process looked for unfinished fact writes yet
+
+    @cached_property
+    def follow_ups(self) -> FollowUps:
+        """What follows each fact write, and what interrupted ones left (memory_follow.py)."""
+        return FollowUps(self._core, self)
+
+    def heal(self, v: VaultCtx | None = None) -> None:
+        """Do the follow-ups (ledger lines, daily notes) that interrupted fact writes left."""
+        self._healed = True
+        self.follow_ups.heal(v)
 
     def init_vault(
         self,
@@ -113,7 +126,14 @@ class MemoryService:
         )
 
     def vault(self, vault: str | None = None) -> VaultCtx:
-        """The named vault (name or folder path), else the default one."""
+        """The named vault (name or folder path), else the default one; the first in a
+        process also finishes what interrupted fact writes left."""
+        v = self._resolve(vault)
+        if not self._healed:
+            self.heal()
+        return v
+
+    def _resolve(self, vault: str | None = None) -> VaultCtx:
         name = vault or self._core.settings.default_vault
         if name is None:
             raise NotFoundError("no vault yet: run engram init VAULT_FOLDER")
@@ -134,7 +154,7 @@ class MemoryService:
         if not self._core.settings.vaults:
             return
         vaults = {
-            v.name: self.vault(v.name)
+            v.name: self._resolve(v.name)
             for v in self._core.settings.vaults
             if self._core.settings.collection(v.name)
         }
@@ -153,6 +173,7 @@ class MemoryService:
                 docs.set_meta(conn, FACTS_SEQ, str(changed[-1][1]))
         for name, items in todo.items():
             self._adopt(vaults[name], items)
+        self.heal()  # so `engram update` and the daemon's index jobs finish them too
 
     def _refresh_one(
         self, conn: Any, v: VaultCtx, row: Any, report: indexer.UpdateReport

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import functools
-from collections.abc import Callable, Iterable
+import logging
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from engram.errors import ConflictError, InvalidInputError, NotFoundError
-from engram.memory import adopt, inputs, ledger, props
+from engram.memory import adopt, inputs, props
 from engram.memory import format as fmt
 from engram.memory.infer import infer_importance, infer_type
 from engram.memory.inputs import check_type, check_unit, clean_names, clean_tags, plus
@@ -31,12 +31,15 @@ from engram.memory.notes import MERGE_ATTEMPTS, NoteText
 from engram.memory.ranking import next_state
 from engram.memory.results import LifecycleChange, SupersedeResult
 from engram.service.memory import MemoryService, VaultCtx
+from engram.service.memory_follow import Planned
 from engram.store import admin
 from engram.store import facts as facts_store
 from engram.vault.fsio import sha256_hex
 
 if TYPE_CHECKING:
     from engram.service.core import Core
+
+log = logging.getLogger(__name__)
 
 
 class FactWriter:
@@ -46,6 +49,7 @@ class FactWriter:
     def __init__(self, core: Core, memory: MemoryService) -> None:
         self._core = core
         self._memory = memory
+        self._follow = memory.follow_ups
 
     def fact_add(
         self,
@@ -64,7 +68,7 @@ class FactWriter:
         vault: str | None = None,
     ) -> Fact:
         """Store a fact as a new note (type and importance inferred when not given)."""
-        v = self._memory.vault(vault)
+        v = self._vault(vault)
         body = normalize_text(text)
         if not body:
             raise InvalidInputError("the fact's text is empty")
@@ -92,10 +96,12 @@ class FactWriter:
         )
         rel = v.notes.free_name(folder_for(kind, v.facts_root), file_name(fact.title, fid))
         if old is None and not others:
-            sha = v.notes.write(rel, fmt.render(fact), "")
-            self.commit(v, {rel}, fid, sha)
-            self.record(v, replace(fact, path=rel))
-            return self._memory.fact_get(fid, v.name)
+            text = fmt.render(fact)
+            planned = Planned(fid, (rel,), _sha(v, rel, text))
+            stored, warnings = self._follow.write(
+                v, [planned], functools.partial(v.notes.write, rel, text, "")
+            )
+            return _with(stored[0] or replace(fact, path=rel), warnings)
         # the new note and the notes it supersedes or contradicts change together, or none do
         edits = [(o, _contradicted_by(fid)) for o in others]
         if old is not None:
@@ -118,7 +124,7 @@ class FactWriter:
         vault: str | None = None,
     ) -> Fact:
         """Change a fact's note: only the named fields; a type change moves it to its folder."""
-        v = self._memory.vault(vault)
+        v = self._vault(vault)
         row = self._memory.fact_row(v, ref)
         if lifecycle is not None and lifecycle not in LIFECYCLE_STATES:
             raise InvalidInputError(f"lifecycle must be one of {', '.join(LIFECYCLE_STATES)}")
@@ -158,7 +164,7 @@ class FactWriter:
 
     def fact_archive(self, ref: str, prune: bool = False, vault: str | None = None) -> Fact:
         """Archive a fact (it stays where it is); `prune` also moves it to the archive folder."""
-        v = self._memory.vault(vault)
+        v = self._vault(vault)
         row = self._memory.fact_row(v, ref)
         state = "pruned" if prune else "archived"
         move = None
@@ -178,7 +184,7 @@ class FactWriter:
 
         A new fact inherits the old one's type, tags, entities and scope unless `fields`
         gives them (given ones win)."""
-        v = self._memory.vault(vault)
+        v = self._vault(vault)
         old_row = self._memory.fact_row(v, ref)
         if (text is None) == (by is None):
             raise InvalidInputError("give either the new fact's text or --by ID, not both")
@@ -248,7 +254,7 @@ class FactWriter:
 
     def fact_sweep(self, dry_run: bool = False, vault: str | None = None) -> list[LifecycleChange]:
         """Move idle facts active → dormant → archived (and recalled ones back to active)."""
-        v = self._memory.vault(vault)
+        v = self._vault(vault)
         cfg, now = self._core.settings.memory, self._core.clock()
         q = facts_store.FactQuery(collection=v.name, states=LIVE_STATES)
         changes = []
@@ -268,7 +274,9 @@ class FactWriter:
                 continue
             changes.append(LifecycleChange(row["id"], row["path"], row["lifecycle"], nxt))
             if not dry_run:
-                self._rewrite(v, row, _set_state(nxt), touch=False)
+                done = self._rewrite(v, row, _set_state(nxt), touch=False)
+                for warning in done.warnings:  # a change has no room for them: said here
+                    log.warning("%s: %s", row["path"], warning)
         return changes
 
     def _rewrite(
@@ -286,13 +294,15 @@ class FactWriter:
         e = self._edit(v, row, mutate, move_to, touch)
         if isinstance(e, Fact):
             return e
-        sha = e.note.sha256
+        sha, write = e.note.sha256, _nothing  # only the follow-ups
         if e.text != e.note.text or e.where != e.rel:
-            sha = v.notes.write(e.rel, e.text, e.note.sha256, e.note.bom, to=e.where)
-        self.commit(v, {e.rel, e.where}, e.fact.id, sha)
-        fact = self._memory.fact_get(e.fact.id, v.name)
-        self.record(v, fact)
-        return fact
+            sha = _sha(v, e.rel, e.text, e.note.bom)
+            write = functools.partial(
+                v.notes.write, e.rel, e.text, e.note.sha256, e.note.bom, to=e.where
+            )
+        planned = Planned(e.fact.id, tuple(dict.fromkeys((e.where, e.rel))), sha)
+        found, warnings = self._follow.write(v, [planned], write)
+        return _with(found[0] or replace(e.fact, path=e.where), warnings)
 
     def _rewrite_together(
         self,
@@ -311,21 +321,26 @@ class FactWriter:
             ]
             if created is not None:
                 by_fact.append((created.id, v.notes.change(created.path, fmt.render(created), "")))
+            plan = [Planned(fid, (c.path,), sha256_hex(c.data or b"")) for fid, c in by_fact]
+            changes = [c for _, c in by_fact]
             try:
-                v.notes.commit([c for _, c in by_fact], f"fact write ({len(by_fact)} notes)")
+                found, warnings = self._follow.write(
+                    v,
+                    plan,
+                    functools.partial(v.notes.commit, changes, f"fact write ({len(plan)} notes)"),
+                )
             except ConflictError:
                 continue
             break
         else:
             raise ConflictError("the notes keep changing; nothing was written, try again")
-        marks = [(fid, sha256_hex(c.data or b"")) for fid, c in by_fact]
-        self._commit_many(v, {c.path for _, c in by_fact}, marks)
-        facts = [
-            self._memory.fact_get(e.fact.id if isinstance(e, _Edit) else e.id, v.name)
+        by_id = {f.id: f for f in found if f is not None}
+        return [
+            _with(by_id.get(e.fact.id, replace(e.fact, path=e.rel)), warnings)
+            if isinstance(e, _Edit)
+            else _with(e, warnings)
             for e in planned
         ]
-        self.record(v, *([created] if created else []), *facts)
-        return facts
 
     def _edit(
         self,
@@ -361,42 +376,19 @@ class FactWriter:
 
     def commit(self, v: VaultCtx, rels: set[str], fact_id: str, sha: str) -> None:
         """Index notes Engram just wrote, remembering the hash so it is not taken for a
-        person's edit (before indexing for an existing fact, after it for a new one)."""
-        self._mark(fact_id, sha)
-        self._memory.index(v, rels)
-        self._mark(fact_id, sha)
+        person's edit (sync's local side)."""
+        self._follow.index(v, [Planned(fact_id, tuple(sorted(rels)), sha)])
 
-    def _commit_many(self, v: VaultCtx, rels: set[str], marks: list[tuple[str, str]]) -> None:
-        """`commit` for several facts written together."""
-        for fact_id, sha in marks:
-            self._mark(fact_id, sha)
-        self._memory.index(v, rels)
-        for fact_id, sha in marks:
-            self._mark(fact_id, sha)
+    def record(self, v: VaultCtx, *facts: Fact) -> tuple[str, ...]:
+        """Keep the ledger lines and the daily notes of the facts' days in step with them;
+        never raises: what failed comes back as warnings and is done later."""
+        return self._follow.record(v, *facts)
 
-    def _mark(self, fact_id: str, sha: str) -> None:
-        with self._core.db.write() as conn:
-            facts_store.mark_written(conn, fact_id, sha)
-
-    def record(self, v: VaultCtx, *facts: Fact) -> None:
-        """Keep the ledger lines and the daily notes of the facts' days in step with them."""
-        days: dict[dt.date, list[Fact]] = {}
-        for fact in facts:
-            days.setdefault(fact.timestamp.date(), []).append(fact)
-        touched = set()
-        for day, group in days.items():
-            obs = [
-                ledger.Observation(f.fact_type, f.confidence, f.importance, f.text, f.id[:8])
-                for f in group
-            ]
-            rel = ledger.ledger_path(v.facts_root, day)
-            if v.notes.merge(rel, functools.partial(_fold, obs=obs, day=day)) is not None:
-                touched.add(rel)
-            daily_rel, _, changed = self._memory.write_daily(v, day, index=False)
-            if changed:
-                touched.add(daily_rel)
-        if touched:
-            self._memory.index(v, touched)
+    def _vault(self, vault: str | None) -> VaultCtx:
+        """The vault a write acts on, once what earlier writes left undone is done."""
+        v = self._memory.vault(vault)
+        self._memory.heal(v)
+        return v
 
     def _autolink(
         self, v: VaultCtx, text: str, entities: Iterable[str]
@@ -423,11 +415,19 @@ class _Edit:
     text: str
 
 
-def _fold(old: str | None, obs: list[ledger.Observation], day: dt.date) -> str:
-    text = old
-    for one in obs:
-        text = ledger.merge(text, one, day)
-    return text or ""
+def _sha(v: VaultCtx, rel: str, text: str, bom: bool = False) -> str:
+    """The hash a note will have once `text` is written (size checked as the write does)."""
+    return sha256_hex(v.notes.change(rel, text, "", bom).data or b"")
+
+
+def _with(fact: Fact, warnings: Sequence[str]) -> Fact:
+    """The fact a write returns, with what failed after it was stored."""
+    return replace(fact, warnings=tuple(warnings)) if warnings else fact
+
+
+def _nothing() -> object:
+    """A write with nothing to write (only the follow-ups)."""
+    return None
 
 
 def _contradicted_by(fid: str) -> Callable[[Fact], Fact]:

@@ -220,6 +220,7 @@ def fact_from_json(d: dict[str, Any]) -> Fact:
         path=d["path"],
         access_count=int(d.get("accessCount") or 0),
         sync_status=None if state in (None, "local") else str(state),
+        warnings=tuple(d.get("warnings") or ()),
     )
 
 

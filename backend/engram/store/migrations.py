@@ -424,6 +424,25 @@ def m016_sync_rejected(conn: Any) -> None:
     )
 
 
+def m017_fact_followups(conn: Any) -> None:
+    """What is still to be done after a fact note's own write (index it, its ledger line, its
+    daily note), recorded before the write and cleared after: a process killed in between,
+    or a follow-up that failed, leaves the row for the next process to finish."""
+    _script(
+        conn,
+        """
+        CREATE TABLE fact_followups (
+            fact_id TEXT PRIMARY KEY,
+            collection TEXT NOT NULL,
+            paths TEXT NOT NULL DEFAULT '[]',
+            sha256 TEXT,
+            pid INTEGER,
+            since TEXT NOT NULL
+        ) WITHOUT ROWID
+        """,
+    )
+
+
 MIGRATIONS: list[Callable[[Any], None]] = [
     m001_documents,
     m002_chunks,
@@ -441,6 +460,7 @@ MIGRATIONS: list[Callable[[Any], None]] = [
     m014_rechunk,
     m015_prefix_index,
     m016_sync_rejected,
+    m017_fact_followups,
 ]
 
 

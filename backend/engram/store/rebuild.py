@@ -44,6 +44,7 @@ KEPT = (
     "sync_rejected",
     "fact_access",
     "fact_written",
+    "fact_followups",
     "recall_log",
     "llm_cache",
     "embeddings",
