@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -19,8 +20,10 @@ from tests.integration.server.server_helpers import NO_KEYRING, Daemon
 
 ROOT = Path(__file__).resolve().parents[2]
 LINKS = 10_000
-# seconds per command, start-up included; measured on 2 loaded cores: 0.9 to 2.4 s
+# CPU seconds per command, start-up included (0.8 to 1.5 s here; CPU time, not the clock, so
+# a loaded machine does not fail it: at load 8 on 2 cores the clock said 3 to 8 s)
 BOUND = 10.0
+ROUTE_BOUND = 10.0  # seconds on the clock for the panel's request: 0.2 to 1.4 s here
 FILLER = "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod"
 
 
@@ -61,7 +64,7 @@ def vault(env: dict[str, str], tmp_path: Path) -> Path:
     return root
 
 
-def cli(env: dict[str, str], *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+def cli(env: dict[str, str], *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "engram", *args],
         env=env,
@@ -72,13 +75,16 @@ def cli(env: dict[str, str], *args: str, timeout: float = 60) -> subprocess.Comp
 
 
 def timed(env: dict[str, str], *args: str) -> Any:
-    """The command's JSON output, after checking it finished within BOUND seconds."""
+    """The command's JSON output, after checking it used under BOUND seconds of CPU."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.monotonic()
     done = cli(env, *args, "--json")
     took = time.monotonic() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
     assert done.returncode == 0, done.stderr
-    print(f"\nengram {' '.join(args)}: {took:.2f} s")
-    assert took < BOUND, f"engram {' '.join(args)} took {took:.1f} s"
+    print(f"\nengram {' '.join(args)}: {took:.2f} s, {cpu:.2f} s CPU")
+    assert cpu < BOUND, f"engram {' '.join(args)} took {cpu:.1f} s of CPU"
     return json.loads(done.stdout)
 
 
@@ -120,7 +126,7 @@ def test_graph_reads_of_a_note_with_10000_links_on_one_line(
         took = time.monotonic() - started
         print(f"GET /v1/notes/metadata?path=Hub.md: {took:.2f} s")
         assert status == 200, panel
-        assert took < BOUND
+        assert took < ROUTE_BOUND
         assert len(panel["backlinks"]) == 200  # the panel shows the first 200
         for b, i in zip(panel["backlinks"], in_text_order({0, 1}), strict=False):
             assert b["path"] == "Long.md" and marked(i) in b["context"], (i, b)

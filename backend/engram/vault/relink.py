@@ -53,12 +53,19 @@ def relink(
     spans = link_spans(text)
     places = _places(spans)
     edits: list[tuple[LinkSpan, str]] = []
+    # a note may write one link thousands of times: each spelling is resolved and rewritten once
+    still: dict[tuple[str, bool], str | None] = {}
+    rewritten: dict[tuple[object, ...], str] = {}
     for lk in links:
         if lk.resolved is None:
             continue
         wanted = new if lk.resolved == old else lk.resolved
         markdown = lk.kind == "markdown"
-        if resolve(lk.target, new_source, after, markdown=markdown).path == wanted:
+        if (lk.target, markdown) not in still:
+            still[lk.target, markdown] = resolve(
+                lk.target, new_source, after, markdown=markdown
+            ).path
+        if still[lk.target, markdown] == wanted:
             continue
         queue = places.get(_key(lk))
         if not queue:
@@ -68,8 +75,11 @@ def relink(
                 "run engram update, then retry",
             )
         span = spans[queue.popleft()]
-        style = style_of(span, source, lk.resolved)
-        edits.append((span, new_target(span, style, new_source, wanted, after)))
+        spelling = (lk.kind, lk.target, span.raw, span.angle, lk.resolved)
+        if spelling not in rewritten:
+            style = style_of(span, source, lk.resolved)
+            rewritten[spelling] = new_target(span, style, new_source, wanted, after)
+        edits.append((span, rewritten[spelling]))
     return apply(text, edits), len(edits)
 
 
