@@ -4,17 +4,33 @@ while a run is going, and each fact's sync state."""
 from __future__ import annotations
 
 import asyncio
+import threading
+import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
+from aiohttp.test_utils import TestClient
 
 from engram.server.app import create_app
-from engram.server.state import Runtime, ServerConfig
+from engram.server.state import JOBS, Runtime, ServerConfig
 from engram.service import Engram
 from tests.integration.sync.conftest import Double, Machine
 
 TOKEN = "route-test-token-" + "x" * 26
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
+
+
+async def sync_state(client: TestClient[Any, Any], until: Callable[[dict[str, Any]], bool]) -> Any:
+    """`GET /v1/status`'s sync part once `until` holds (polled: a run's state changes on the
+    server's time, not the test's), failing after 30 s."""
+    deadline = time.monotonic() + 30
+    while True:
+        status = (await (await client.get("/v1/status", headers=AUTH)).json())["sync"]
+        if until(status):
+            return status
+        assert time.monotonic() < deadline, status
+        await asyncio.sleep(0.02)
 
 
 @pytest.fixture
@@ -27,7 +43,11 @@ async def test_sync_now_status_and_fact_states(
     aiohttp_client: Any, eng: Engram, double: Double
 ) -> None:
     cfg = ServerConfig(
-        vault=eng.memory.vault("vault").root, collection="vault", watch=False, index_on_start=False
+        vault=eng.memory.vault("vault").root,
+        collection="vault",
+        watch=False,
+        index_on_start=False,
+        sync=False,  # no periodic run: only the runs this test asks for change the state
     )
     client = await aiohttp_client(create_app(eng, cfg, Runtime(TOKEN)))
     resp = await client.post(
@@ -35,24 +55,24 @@ async def test_sync_now_status_and_fact_states(
     )
     fact = (await resp.json())["fact"]
     assert fact["sync"]["state"] == "pending"
-    status = (await (await client.get("/v1/status", headers=AUTH)).json())["sync"]
-    assert status["configured"] and status["state"] == "idle" and status["pending"] == 1
+    status = await sync_state(client, lambda s: s["state"] == "idle")
+    assert status["configured"] and status["pending"] == 1
     assert "token" not in str(status).lower()
 
-    double.fault(kind="delay", ms=1200, path="facts:upsert")
+    # a run holds at its first local step while the writer is busy: "syncing" for as long
+    # as the test needs to see it, however loaded the machine
+    gate = threading.Event()
+    holder = asyncio.ensure_future(client.app[JOBS].write(gate.wait, 60))
     running = asyncio.ensure_future(client.post("/v1/sync", json={}, headers=AUTH))
-    seen = set()
-    for _ in range(40):
-        await asyncio.sleep(0.05)
-        seen.add((await (await client.get("/v1/status", headers=AUTH)).json())["sync"]["state"])
-        if running.done():
-            break
+    await sync_state(client, lambda s: s["state"] == "syncing")  # what the plugin's bar shows
+    assert not running.done()
+    gate.set()
+    assert await holder
     reply = await (await running).json()
     assert reply["report"]["pushed"] == 1 and reply["report"]["error"] is None
-    assert "syncing" in seen  # what the plugin's status bar shows
     got = await (await client.get(f"/v1/facts/{fact['id']}", headers=AUTH)).json()
     assert got["fact"]["sync"]["state"] == "synced"
-    status = (await (await client.get("/v1/status", headers=AUTH)).json())["sync"]
+    status = await sync_state(client, lambda s: s["state"] != "syncing")
     assert status["state"] == "idle" and status["pending"] == 0 and status["lastSync"]
 
     bad = await client.post("/v1/sync", json={"push": False, "pull": False}, headers=AUTH)
