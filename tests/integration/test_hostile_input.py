@@ -366,8 +366,7 @@ def test_http_documents_never_follow_a_symlink_out_of_the_vault(
     d = Daemon(env, linked, tmp_path / "serve.log", "--no-watch")
     try:
         d.wait_ready()
-        while d.call("GET", "/v1/status")[1]["indexing"]["state"] != "idle":
-            time.sleep(0.1)  # its start-up update: victim.md, now a link out, is dropped
+        d.wait_indexed()  # its start-up update: victim.md, now a link out, is dropped
         for ref in ("passwd.md", "elsewhere/secret.md", "v/passwd.md", str(linked / "passwd.md")):
             status, body = d.call("GET", f"/v1/documents?ref={ref}")
             assert status == 404 and SECRET not in str(body), (ref, body)

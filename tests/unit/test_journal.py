@@ -142,6 +142,23 @@ def test_moves_work_without_hard_links(vault: Path, monkeypatch: pytest.MonkeyPa
     assert (vault / "Z" / "two.md").read_text() == "two\n" and not (vault / "two.md").exists()
 
 
+LOCKS = Path("/proc/locks")
+
+
+def waiting_for_lock(path: Path, thread: threading.Thread) -> None:
+    """Until `thread` waits for a flock on `path`: Linux lists a waiting request with `->`
+    in /proc/locks (elsewhere a pause is the best there is)."""
+    if not LOCKS.exists():
+        time.sleep(0.2)
+        assert thread.is_alive()
+        return
+    inode = f":{path.stat().st_ino} "
+    deadline = time.monotonic() + 10
+    while not any("->" in x and "FLOCK" in x and inode in x for x in LOCKS.read_text().split("\n")):
+        assert thread.is_alive() and time.monotonic() < deadline, "the writer never waited"
+        time.sleep(0.01)
+
+
 def test_a_writer_holding_the_lock_makes_the_next_one_see_its_change(vault: Path) -> None:
     """Two Engram writers on one note: the second waits for the first, then sees a new hash."""
     seen = sha(vault, "two.md")
@@ -157,8 +174,7 @@ def test_a_writer_holding_the_lock_makes_the_next_one_see_its_change(vault: Path
 
         thread = threading.Thread(target=second)
         thread.start()
-        time.sleep(0.2)
-        assert thread.is_alive()  # blocked on the lock
+        waiting_for_lock(vault / "two.md", thread)
         (vault / "two.md").write_bytes(b"first\n")  # the lock holder's write
     thread.join(5)
     assert (vault / "two.md").read_bytes() == b"first\n"
