@@ -27,6 +27,7 @@ from engram.store import vectors
 from engram.store.filters import Filters
 
 MATRIX_MIN_VECTORS = 2_000  # below this sqlite-vec is already fast
+RESCORE_MARGIN = 16  # candidates beyond 2k scored again in float32
 
 
 @dataclass(frozen=True)
@@ -84,12 +85,17 @@ class VectorIndex:
         if allowed is not None:
             keep = np.isin(ids, np.asarray(allowed, dtype=np.int64))
             ids, sims = ids[keep], sims[keep]
+        rows = matrix.rows if allowed is None else matrix.rows[keep]
         k = min(k, len(ids))
         if k <= 0:
             return []
-        top = np.argpartition(-sims, k - 1)[:k]
-        top = top[np.lexsort((ids[top], -sims[top]))]
-        return [(int(ids[i]), float(sims[i])) for i in top]
+        # simsimd's float16 kernels may also add in float16 (AVX512-FP16 CPUs): errors up to
+        # ~2e-4, enough to swap near neighbours. The best few are scored again in float32.
+        wide = min(len(ids), 2 * k + RESCORE_MARGIN)
+        top = np.argpartition(-sims, wide - 1)[:wide]
+        exact = rows[top].astype(np.float32) @ query
+        order = np.lexsort((ids[top], -exact))[:k]
+        return [(int(ids[top[i]]), float(exact[i])) for i in order]
 
     def _warm_matrix(self, conn: Any) -> Matrix | None:
         gen = docs.get_meta(conn, "vectors_gen")
