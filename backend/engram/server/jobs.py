@@ -78,6 +78,9 @@ class Job:
     summary: str | None = None
     error: str | None = None
     changed: list[int] = field(default_factory=list)
+    # the indexing half's report once it is done: a job preempted while embedding resumes
+    # there (what a write changed meanwhile, the write indexed itself)
+    indexed: Any = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON shape."""
@@ -131,8 +134,12 @@ class JobRunner:
             job.paths = None if paths is None else set(paths)
             self.pending = job
             self._wake.set()
-        elif job.paths is not None:
-            job.paths = None if paths is None else job.paths | set(paths)
+        else:
+            new = None if paths is None else set(paths)
+            if new is None or new:
+                job.indexed = None  # new paths to look at: index again
+            if job.paths is not None:
+                job.paths = None if new is None else job.paths | new
         return job
 
     async def write(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
@@ -149,6 +156,9 @@ class JobRunner:
             return await loop.run_in_executor(self.urgent, functools.partial(fn, *args, **kwargs))
         finally:
             self._turn.release()
+            # what the write left to embed (Engram's generated notes, the passages of a very
+            # long note past what a write embeds itself) is embedded by a job after it
+            self.submit((), "write")
 
     @property
     def busy(self) -> bool:
@@ -221,6 +231,8 @@ class JobRunner:
         job.state = "queued"
         waiting, self.pending = self.pending, job
         if waiting is not None:
+            if waiting.paths is None or waiting.paths:
+                job.indexed = None
             job.paths = (
                 None if job.paths is None or waiting.paths is None else job.paths | waiting.paths
             )
@@ -237,28 +249,29 @@ class JobRunner:
     def _update(self, job: Job) -> Any:
         """On the writer thread: an incremental update of everything or of the changed paths,
         then embedding; stopped at a batch boundary when a write waits (`Preempted`)."""
-        first: tuple[str, int] | None = None
+        calls = 0
 
         def progress(done: int, total: int, phase: str = "indexing") -> None:
-            nonlocal first
+            nonlocal calls
             if self._closing:
                 raise Cancelled
             job.done, job.total = done, total
-            # yield only after committing work since this start, so a stream of writes
-            # cannot keep the job from ever finishing
-            if first is None:
-                first = (phase, done)
-            elif self._waiting and (phase, done) != first:
+            calls += 1
+            # every call but the indexer's first (files found unchanged) follows a commit:
+            # yielding only then, and never once a phase's work is done, a stream of writes
+            # cannot keep the job from finishing
+            if self._waiting and done < total and (phase != "indexing" or calls > 1):
                 raise Preempted
 
-        if job.paths is None:
-            report = self.engram.update([self.collection], progress=progress)
-        else:
-            report = self.engram.update_changed(self.collection, job.paths, progress)
+        if job.indexed is None:
+            if job.paths is None:
+                job.indexed = self.engram.update([self.collection], progress=progress)
+            else:
+                job.indexed = self.engram.update_changed(self.collection, job.paths, progress)
         self.engram.embed_if_available(
             [self.collection], lambda phase, done, total: progress(done, total, phase)
         )
-        return report
+        return job.indexed
 
     async def close(self) -> None:
         """Stop: the running job ends at its next batch, queued ones are dropped."""

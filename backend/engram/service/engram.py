@@ -304,11 +304,13 @@ class Engram(Core):
         progress: indexer.Progress | None = None,
         only_paths: dict[str, set[str]] | None = None,
         force: bool = False,
+        embed: bool = True,
     ) -> indexer.UpdateReport:
         """`update` for the services that write notes: the files a write names (`only_paths`)
-        are embedded as well, so every write leaves the index current when it returns."""
+        are embedded as well, so every write leaves the index current when it returns
+        (`embed=False`: Engram's generated notes, which the next embed or index job takes)."""
         report = self.update(collections, progress, only_paths, force)
-        if only_paths is not None and report.changed_ids:
+        if embed and only_paths is not None and report.changed_ids:
             self._semantic.embed_written(report.changed_ids)
         return report
 

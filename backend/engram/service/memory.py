@@ -235,6 +235,12 @@ class MemoryService:
         """Index files just written so the index and the notes agree at once."""
         self._update([v.name], only_paths={v.name: set(rels)})
 
+    def index_generated(self, v: VaultCtx, rels: Iterable[str]) -> None:
+        """Index Engram's generated notes (ledger, daily notes) just written, embedding them
+        later: they restate facts whose own notes are embedded at once, and embedding a day's
+        growing note again on every fact took a second (70 facts in a day)."""
+        self._update([v.name], only_paths={v.name: set(rels)}, embed=False)
+
     def fact_row(self, v: VaultCtx, ref: str) -> Any:
         """The index row of a fact by id, id prefix, file name or vault path."""
         conn, ref = self._core.db.conn, ref.strip()
@@ -348,5 +354,5 @@ class MemoryService:
             v.notes.merge(rel, lambda old: daily.merge(old, entries, day, recalls)) is not None
         )
         if changed and index:
-            self.index(v, {rel})
+            self.index_generated(v, {rel})
         return rel, len(entries), changed

@@ -190,7 +190,7 @@ class FollowUps:
                 again = again or later
         if touched:
             try:
-                self._memory.index(v, touched)
+                self._memory.index_generated(v, touched)
             except Exception as exc:
                 _log_unexpected(exc)
                 warnings.append(
