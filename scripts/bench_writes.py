@@ -84,8 +84,8 @@ def report(name: str, took: list[float], embedded: int) -> None:
     """One line per phase."""
     print(
         f"{name}: {len(took)} facts, p50 {percentile(took, 0.5):.2f} s, "
-        f"p99 {percentile(took, 0.99):.2f} s, max {max(took):.2f} s (target p99 <= 2 s); "
-        f"{embedded} passages embedded meanwhile"
+        f"p99 {percentile(took, 0.99):.2f} s, max {max(took):.2f} s (write "
+        f"{took.index(max(took)) + 1}) (target p99 <= 2 s); {embedded} passages embedded meanwhile"
     )
 
 

@@ -25,9 +25,10 @@ from engram.store import vectors
 from engram.store.db import Database
 from engram.store.search import content_text
 
-# Passages per embedding call: a write waits for at most the call in progress (~0.7 s on two
-# quiet cores), and bigger calls gained nothing (64 against 16: +5%, within noise).
-EMBED_BATCH = 8
+# Passages per embedding call: a write waits for at most the call in progress (~0.35 s on two
+# quiet cores). A passage of ~256 tokens is a decode of its own whatever the call's size, and
+# bigger calls gained nothing measurable (64 against 16: +5%, within noise).
+EMBED_BATCH = 4
 CHUNK_COMMIT_SECONDS = 0.5
 # New vectors reach searches at least this often during a long embed. Not after every batch:
 # a search process reloads its in-memory vectors when the generation changes, and reloading

@@ -36,6 +36,7 @@ from engram.service import Engram
 T = TypeVar("T")
 log = logging.getLogger("engram.server")
 BACKGROUND_NICE = 19
+MAX_STREAK = 4  # a job yielding to writes back to back commits up to 2**4 batches between
 
 
 def lower_priority() -> None:
@@ -118,6 +119,7 @@ class JobRunner:
         self.urgent = ThreadPoolExecutor(max_workers=1, thread_name_prefix="engram-write")
         self._turn = asyncio.Lock()  # first come, first served: a preempted job queues again
         self._waiting = 0  # writes waiting for their turn (read by the job between batches)
+        self._streak = 0  # times in a row the job yielded to a write already waiting
         self._wake = asyncio.Event()
         self._closing = False
         self._task: asyncio.Task[None] | None = None
@@ -249,18 +251,23 @@ class JobRunner:
     def _update(self, job: Job) -> Any:
         """On the writer thread: an incremental update of everything or of the changed paths,
         then embedding; stopped at a batch boundary when a write waits (`Preempted`)."""
-        calls = 0
+        calls = committed = 0
 
         def progress(done: int, total: int, phase: str = "indexing") -> None:
-            nonlocal calls
+            nonlocal calls, committed
             if self._closing:
                 raise Cancelled
             job.done, job.total = done, total
             calls += 1
-            # every call but the indexer's first (files found unchanged) follows a commit:
-            # yielding only then, and never once a phase's work is done, a stream of writes
-            # cannot keep the job from finishing
-            if self._waiting and done < total and (phase != "indexing" or calls > 1):
+            if phase != "indexing" or calls > 1:  # the indexer's first call follows no commit
+                committed += 1
+            if not self._waiting:
+                self._streak = 0  # writes are not coming back to back
+            elif done < total and committed >= 2 ** min(self._streak, MAX_STREAK):
+                # yield only after committing work since this start, never once a phase's
+                # work is done, and after twice as much each time writes come back to back
+                # (each may queue passages of its own): the job always finishes
+                self._streak += 1
                 raise Preempted
 
         if job.indexed is None:

@@ -37,8 +37,11 @@ def runtime(indexed: Engram, tiny_vault: Path) -> Runtime:
 async def client(
     aiohttp_client: Any, indexed: Engram, config: ServerConfig, runtime: Runtime
 ) -> AsyncIterator[TestClient[Any, Any]]:
-    """A test client of the app; `auth` headers in AUTH."""
-    yield await aiohttp_client(create_app(indexed, config, runtime))
+    """A test client of the app; `auth` headers in AUTH. Closed here, before the facade
+    fixtures close the index: an index job a write queued may still be running."""
+    client = await aiohttp_client(create_app(indexed, config, runtime))
+    yield client
+    await client.close()
 
 
 @pytest.fixture

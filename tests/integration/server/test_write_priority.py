@@ -4,11 +4,12 @@ the write runs (its own notes indexed and embedded), and the job carries on to t
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +43,20 @@ def write_notes(folder: Path, count: int) -> None:
         (folder / f"study {i}.md").write_text(f"# Study {i}\n\n{words} number {i}.\n")
 
 
+@contextlib.asynccontextmanager
+async def served(aiohttp_client: Any, vault: Path, embedder: Any) -> AsyncIterator[Any]:
+    """The vault served by the app over a facade with `embedder`; the app is closed before
+    the index (a job a write queued may still run until then)."""
+    cfg = ServerConfig(vault=vault.resolve(), collection="vault", watch=False)
+    with Engram(config.resolve(os.environ), embedder=embedder) as e:
+        e.init_vault(str(vault), name="vault")
+        client = await aiohttp_client(create_app(e, cfg, Runtime(TOKEN)))
+        try:
+            yield e, client
+        finally:
+            await client.close()
+
+
 async def status(client: Any) -> dict[str, Any]:
     resp = await client.get("/v1/status", headers=AUTH)
     result: dict[str, Any] = await resp.json()
@@ -63,11 +78,8 @@ async def test_a_fact_is_stored_and_embedded_while_the_start_up_job_embeds(
     aiohttp_client: Any, xdg: dict[str, str], tmp_path: Path
 ) -> None:
     vault = tmp_path / "vault"
-    write_notes(vault, 160)  # 20 batches of 8 passages: about 3 s of embedding
-    cfg = ServerConfig(vault=vault.resolve(), collection="vault", watch=False)
-    with Engram(config.resolve(os.environ), embedder=SlowEmbedder(dim=32)) as e:
-        e.init_vault(str(vault), name="vault")
-        client = await aiohttp_client(create_app(e, cfg, Runtime(TOKEN)))
+    write_notes(vault, 80)  # 20 batches of 4 passages: about 3 s of embedding
+    async with served(aiohttp_client, vault, SlowEmbedder(dim=32)) as (e, client):
         await wait_for(client, lambda st: 0 < st["embedded"] < st["chunks"])
 
         started = time.monotonic()
@@ -102,10 +114,7 @@ async def test_writes_in_a_stream_never_starve_the_job(
     finishes under writes sent back to back, and what the writes left is embedded after."""
     vault = tmp_path / "vault"
     write_notes(vault, 160)
-    cfg = ServerConfig(vault=vault.resolve(), collection="vault", watch=False)
-    with Engram(config.resolve(os.environ), embedder=SlowEmbedder(dim=32)) as e:
-        e.init_vault(str(vault), name="vault")
-        client = await aiohttp_client(create_app(e, cfg, Runtime(TOKEN)))
+    async with served(aiohttp_client, vault, SlowEmbedder(dim=32)) as (e, client):
         first = (await wait_for(client, lambda st: st["embedded"] > 0))["indexing"]["job"]["id"]
         stored = 0
         deadline = time.monotonic() + 120
@@ -133,10 +142,7 @@ async def test_writes_run_at_the_daemons_priority_not_the_jobs(
     program (the index job keeps nice 19)."""
     vault = tmp_path / "vault"
     write_notes(vault, 3)
-    cfg = ServerConfig(vault=vault.resolve(), collection="vault", watch=False)
-    with Engram(config.resolve(os.environ), embedder=FakeEmbedder(dim=32)) as e:
-        e.init_vault(str(vault), name="vault")
-        client = await aiohttp_client(create_app(e, cfg, Runtime(TOKEN)))
+    async with served(aiohttp_client, vault, FakeEmbedder(dim=32)) as (e, client):
         seen: list[int] = []
         original = e.fact_add
 

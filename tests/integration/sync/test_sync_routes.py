@@ -77,3 +77,4 @@ async def test_sync_now_status_and_fact_states(
 
     bad = await client.post("/v1/sync", json={"push": False, "pull": False}, headers=AUTH)
     assert bad.status == 400
+    await client.close()  # before the facade's fixture closes the index under a queued job
