@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
 import os
-from collections.abc import Iterator
+import sys
+import threading
+import traceback
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
+from click.testing import CliRunner
 from hypothesis import settings
 
 from engram import config
@@ -84,6 +91,114 @@ def xdg(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     for key in ("ENGRAM_INDEX", "ENGRAM_CONFIG", "NO_COLOR"):
         monkeypatch.delenv(key, raising=False)
     return env
+
+
+@dataclass(frozen=True)
+class Ran:
+    """What one `engram` command did, named as subprocess.CompletedProcess names it."""
+
+    args: tuple[str, ...]
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+# The file store, whatever keyring this machine has (a developer's real keyring stays untouched).
+NO_KEYRING = {"PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring"}
+
+
+class EngramCli:
+    """`engram ARGS` in this process, through the console script's own entry
+    (`engram.cli.main.main`, which turns errors into exit codes), with click's CliRunner
+    holding stdin, stdout, stderr and the environment. What a command leaves in the process
+    (its State, logging set-up, the keyring it chose) is put back after each run, so runs are
+    as independent as separate processes. Crash points, start-up imports, signals and daemons
+    need a process of their own: those tests run `python -m engram` and are marked slow."""
+
+    def __call__(
+        self, env: Mapping[str, str], *args: str, ok: bool = True, stdin: str | None = None
+    ) -> Ran:
+        """Run one command with `env` over this process's environment; with `ok`, fail the test
+        unless it exits 0."""
+        if "ENGRAM_TEST_CRASH_AFTER_RENAMES" in env:
+            raise ValueError("a crash point SIGKILLs its process: run `python -m engram`")
+        ran = _run_in_process({**NO_KEYRING, **env}, args, stdin)
+        if ok:
+            assert ran.returncode == 0, f"engram {' '.join(args)}: {ran.stderr}"
+        return ran
+
+    def json(self, env: Mapping[str, str], *args: str) -> Any:
+        """The output of `engram ARGS --json`, which must succeed."""
+        return json.loads(self(env, *args, "--json").stdout)
+
+
+def _run_in_process(env: Mapping[str, str], args: tuple[str, ...], stdin: str | None) -> Ran:
+    from engram.cli.main import _LAST, main
+
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    # as in a new process: no handler on the root logger, so warnings reach stderr through
+    # logging.lastResort (pytest's capture handlers would swallow them)
+    root.handlers.clear()
+    root.setLevel(logging.WARNING)
+    threads, files = set(threading.enumerate()), _open_files()
+    try:
+        with CliRunner().isolation(input=stdin, env=dict(env), color=True) as (out, err, _):
+            _forget_keyring()  # chosen again, from this run's environment
+            try:
+                code = main(list(args))
+            except SystemExit as exc:  # as the interpreter reads sys.exit's argument
+                code = 0 if exc.code is None else exc.code if isinstance(exc.code, int) else 1
+                if not isinstance(exc.code, int | None):
+                    print(exc.code, file=sys.stderr)
+            except Exception:
+                traceback.print_exc()  # what the interpreter prints before exiting 1
+                code = 1
+            sys.stdout.flush()
+            sys.stderr.flush()
+            ran = Ran(args, code, out.getvalue().decode(), err.getvalue().decode())
+    finally:
+        _LAST.clear()
+        for handler in root.handlers:
+            if handler not in handlers:
+                handler.close()
+        root.handlers[:] = handlers
+        root.setLevel(level)
+        _forget_keyring()
+    # a process would have exited: what the command opened, it must have closed
+    left = [t for t in set(threading.enumerate()) - threads if not _joined(t)]
+    assert not left, f"engram {' '.join(args)} left threads running: {left}"
+    indexes = [f for f in _open_files() - files if ".sqlite" in f]
+    assert not indexes, f"engram {' '.join(args)} left open: {indexes}"
+    return ran
+
+
+def _forget_keyring() -> None:
+    core = sys.modules.get("keyring.core")
+    if core is not None:
+        core._keyring_backend = None  # type: ignore[attr-defined]  # get_keyring() detects it anew
+
+
+def _joined(thread: threading.Thread, seconds: float = 5.0) -> bool:
+    thread.join(seconds)
+    return not thread.is_alive()
+
+
+def _open_files() -> set[str]:
+    """What this process's file descriptors point at (Linux; empty elsewhere)."""
+    found = set()
+    with contextlib.suppress(OSError):
+        for fd in os.listdir("/proc/self/fd"):
+            with contextlib.suppress(OSError):
+                found.add(f"{fd} {os.readlink(f'/proc/self/fd/{fd}')}")
+    return found
+
+
+@pytest.fixture
+def run(xdg: dict[str, str]) -> EngramCli:
+    """`run(env, *args, ok=True, stdin=None)`: the `engram` command line in this process, in
+    the isolated XDG environment (see EngramCli)."""
+    return EngramCli()
 
 
 @contextmanager

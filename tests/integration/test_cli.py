@@ -1,4 +1,5 @@
-"""The `engram` command line, run as a real subprocess on the tiny vault."""
+"""The `engram` command line on the tiny vault, run in-process; what start-up imports is checked
+in new interpreters."""
 
 from __future__ import annotations
 
@@ -13,22 +14,11 @@ from pathlib import Path
 
 import pytest
 
-
-def run(env: dict[str, str], *args: str, ok: bool = True) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run(
-        [sys.executable, "-m", "engram", *args],
-        env={**os.environ, **env},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    if ok:
-        assert proc.returncode == 0, proc.stderr
-    return proc
+from tests.conftest import EngramCli
 
 
 @pytest.fixture
-def cli_env(xdg: dict[str, str], tiny_vault: Path) -> dict[str, str]:
+def cli_env(run: EngramCli, xdg: dict[str, str], tiny_vault: Path) -> dict[str, str]:
     env = {**xdg, "NO_COLOR": "1"}
     out = run(env, "collection", "add", str(tiny_vault), "--name", "notes")
     assert "6 documents" in out.stdout
@@ -36,7 +26,7 @@ def cli_env(xdg: dict[str, str], tiny_vault: Path) -> dict[str, str]:
     return env
 
 
-def test_help_is_fast_and_lists_commands() -> None:
+def test_help_lists_commands(run: EngramCli) -> None:
     out = run({}, "--help").stdout
     for cmd in (
         "collection",
@@ -52,6 +42,11 @@ def test_help_is_fast_and_lists_commands() -> None:
         "cleanup",
     ):
         assert cmd in out
+
+
+@pytest.mark.slow
+def test_the_cli_and_the_facade_import_lazily() -> None:
+    """`engram --help` stays instant: a new interpreter shows what importing them loads."""
     code = (
         "import sys, engram.cli; sys.exit(0 if 'sqlite3' not in sys.modules and "
         "'markdown_it' not in sys.modules else 1)"
@@ -86,6 +81,7 @@ NOT_FOR_SEARCH = (
 )
 
 
+@pytest.mark.slow
 def test_search_loads_only_what_it_uses(cli_env: dict[str, str]) -> None:
     code = (
         "import sys\n"
@@ -107,7 +103,7 @@ def test_search_loads_only_what_it_uses(cli_env: dict[str, str]) -> None:
     assert sorted(loaded.intersection(NOT_FOR_SEARCH)) == []
 
 
-def test_search_formats_parse(cli_env: dict[str, str]) -> None:
+def test_search_formats_parse(run: EngramCli, cli_env: dict[str, str]) -> None:
     rows = json.loads(run(cli_env, "search", "pricing", "--json").stdout)
     assert rows[0]["path"] == "Projects/Pricing.md"
     for key in ("docid", "collection", "path", "title", "score", "snippet", "line", "context"):
@@ -126,7 +122,7 @@ def test_search_formats_parse(cli_env: dict[str, str]) -> None:
     assert "\x1b[" not in human
 
 
-def test_search_syntax_and_filters(cli_env: dict[str, str]) -> None:
+def test_search_syntax_and_filters(run: EngramCli, cli_env: dict[str, str]) -> None:
     def paths(*args: str) -> list[str]:
         return [r["path"] for r in json.loads(run(cli_env, "search", *args, "--json").stdout)]
 
@@ -144,7 +140,7 @@ def test_search_syntax_and_filters(cli_env: dict[str, str]) -> None:
     assert bad.returncode == 1 and "after: expects a date" in bad.stderr
 
 
-def test_get_and_did_you_mean(cli_env: dict[str, str], tiny_vault: Path) -> None:
+def test_get_and_did_you_mean(run: EngramCli, cli_env: dict[str, str], tiny_vault: Path) -> None:
     text = run(cli_env, "get", "notes/Projects/Pricing.md").stdout
     assert text.startswith("---\ntags: [project")
     docid = json.loads(run(cli_env, "search", "espresso", "--json").stdout)[0]["docid"]
@@ -157,7 +153,7 @@ def test_get_and_did_you_mean(cli_env: dict[str, str], tiny_vault: Path) -> None
     assert miss.returncode == 1 and "did you mean: notes/Projects/Pricing.md" in miss.stderr
 
 
-def test_multi_get(cli_env: dict[str, str]) -> None:
+def test_multi_get(run: EngramCli, cli_env: dict[str, str]) -> None:
     docs = json.loads(
         run(cli_env, "multi-get", "notes/Projects/*.md,Welcome.md,nope.md", "--json").stdout
     )
@@ -172,7 +168,9 @@ def test_multi_get(cli_env: dict[str, str]) -> None:
     assert root.find("document/title").text == "Welcome"  # type: ignore[union-attr]
 
 
-def test_collections_contexts_ls_status(cli_env: dict[str, str], tiny_vault: Path) -> None:
+def test_collections_contexts_ls_status(
+    run: EngramCli, cli_env: dict[str, str], tiny_vault: Path
+) -> None:
     run(cli_env, "context", "add", "/", "My personal knowledge base")
     run(cli_env, "context", "add", str(tiny_vault / "Projects"), "Work projects")
     contexts = json.loads(run(cli_env, "context", "list", "--json").stdout)
@@ -194,7 +192,7 @@ def test_collections_contexts_ls_status(cli_env: dict[str, str], tiny_vault: Pat
     assert "already exists" in dup.stderr
 
 
-def test_doctor_cleanup_update(cli_env: dict[str, str], tiny_vault: Path) -> None:
+def test_doctor_cleanup_update(run: EngramCli, cli_env: dict[str, str], tiny_vault: Path) -> None:
     proc = run(cli_env, "doctor", "--json", ok=False)
     doctor = json.loads(proc.stdout)
     status = {c["name"]: c["status"] for c in doctor}
@@ -209,7 +207,9 @@ def test_doctor_cleanup_update(cli_env: dict[str, str], tiny_vault: Path) -> Non
     assert cleaned["documentsRemoved"] == 0
 
 
-def test_commonplace_config_file(xdg: dict[str, str], tiny_vault: Path, tmp_path: Path) -> None:
+def test_commonplace_config_file(
+    run: EngramCli, xdg: dict[str, str], tiny_vault: Path, tmp_path: Path
+) -> None:
     cfg = tmp_path / "commonplace.yml"
     cfg.write_text(f'collections:\n  kb:\n    path: {tiny_vault}\n    pattern: "**/*.md"\n')
     env = {**xdg, "NO_COLOR": "1"}
@@ -221,7 +221,7 @@ def test_commonplace_config_file(xdg: dict[str, str], tiny_vault: Path, tmp_path
     assert (Path(xdg["XDG_DATA_HOME"]) / "engram" / "other.sqlite").exists()
 
 
-def test_bench_on_a_small_beir_set(xdg: dict[str, str], tmp_path: Path) -> None:
+def test_bench_on_a_small_beir_set(run: EngramCli, xdg: dict[str, str], tmp_path: Path) -> None:
     vault = tmp_path / "corpus"
     vault.mkdir()
     docs = {"d1": "cats purr and sleep", "d2": "dogs bark loudly", "d3": "cats and dogs"}
