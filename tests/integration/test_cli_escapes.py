@@ -5,36 +5,22 @@ the exact value, written with JSON escapes."""
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from engram.cli.formats import render_results
 from engram.service import SearchResult
+from tests.conftest import EngramCli
 
 EVIL = "evil\x1b]0;pwned\x07 \x1b[31mred"  # sets the terminal's title, then turns text red
 SHOWN = "evil\\x1b]0;pwned\\x07 \\x1b[31mred"
 RAW = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # what a terminal would act on
 
 
-def run(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run(
-        [sys.executable, "-m", "engram", *args],
-        env={**os.environ, **env},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert proc.returncode == 0, proc.stderr
-    return proc
-
-
 @pytest.fixture
-def env(xdg: dict[str, str], tmp_path: Path) -> dict[str, str]:
+def env(run: EngramCli, xdg: dict[str, str], tmp_path: Path) -> dict[str, str]:
     vault = tmp_path / "vault"
     vault.mkdir()
     (vault / f"{EVIL}.md").write_text(
@@ -59,13 +45,15 @@ def env(xdg: dict[str, str], tmp_path: Path) -> dict[str, str]:
         ("graph", "orphans"),
     ],
 )
-def test_names_and_text_are_printed_escaped(env: dict[str, str], args: tuple[str, ...]) -> None:
+def test_names_and_text_are_printed_escaped(
+    run: EngramCli, env: dict[str, str], args: tuple[str, ...]
+) -> None:
     out = run(env, *args)
     assert RAW.search(out.stdout + out.stderr) is None, repr(out.stdout)
     assert SHOWN in out.stdout or "\\x1b]0;owned\\x07" in out.stdout
 
 
-def test_json_keeps_the_exact_name(env: dict[str, str]) -> None:
+def test_json_keeps_the_exact_name(run: EngramCli, env: dict[str, str]) -> None:
     out = run(env, "search", "espresso", "--json")
     assert RAW.search(out.stdout) is None
     paths = {r["path"] for r in json.loads(out.stdout)}

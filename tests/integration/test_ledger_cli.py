@@ -1,31 +1,18 @@
-"""engram ledger append / observe as real subprocesses against a real vault."""
+"""engram ledger append / observe from the command line against a real vault."""
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 from engram.service import Engram
 from engram.store import admin
+from tests.conftest import EngramCli
 
 
-def run(env: dict[str, str], *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "engram", *args],
-        env={**os.environ, **env},
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-
-
-def test_append_observe_round_trip(xdg: dict[str, str], vault: Path) -> None:
+def test_append_observe_round_trip(run: EngramCli, xdg: dict[str, str], vault: Path) -> None:
     env = {**xdg, "NO_COLOR": "1", "ENGRAM_AGENT_ID": "agent-cli"}
-    assert run(env, "init", str(vault), "--no-index").returncode == 0
+    run(env, "init", str(vault), "--no-index")
     lines = [
         {
             "role": "user",
@@ -40,21 +27,18 @@ def test_append_observe_round_trip(xdg: dict[str, str], vault: Path) -> None:
     ]
     stdin = "\n".join(json.dumps(x) for x in lines) + "\n"
     done = run(env, "ledger", "append", "--json", stdin=stdin)
-    assert done.returncode == 0, done.stderr
     rel = "Engram/ledger/raw/agent-cli/2026/03/05.jsonl"
     assert json.loads(done.stdout)["lines"] == [{"path": rel, "line": 1}, {"path": rel, "line": 2}]
     assert [json.loads(x)["text"] for x in (vault / rel).read_text().splitlines()] == [
         x["text"] for x in lines
     ]
 
-    bad = run(env, "ledger", "append", "--agent", "other", stdin=stdin + "{oops\n")
+    bad = run(env, "ledger", "append", "--agent", "other", stdin=stdin + "{oops\n", ok=False)
     assert bad.returncode == 1 and "line 3: not JSON" in bad.stderr
     assert "Traceback" not in bad.stderr and not (vault / "Engram/ledger/raw/other").exists()
-    assert run(env, "ledger", "append", "--agent", "..", stdin=stdin).returncode == 1
+    assert run(env, "ledger", "append", "--agent", "..", stdin=stdin, ok=False).returncode == 1
 
-    first = run(env, "ledger", "observe", "--day", "2026-03-05", "--json")
-    assert first.returncode == 0, first.stderr
-    result = json.loads(first.stdout)
+    result = run.json(env, "ledger", "observe", "--day", "2026-03-05")
     assert result["added"] == 2
     obs = vault / result["path"]
     text = obs.read_text()
@@ -62,9 +46,9 @@ def test_append_observe_round_trip(xdg: dict[str, str], vault: Path) -> None:
         "[lesson|c=0.50|i=0.70] Lesson learned" in text and "agent-cli/2026/03/05.jsonl:1" in text
     )
     assert "[commitment|" in text
-    again = json.loads(run(env, "ledger", "observe", "--day", "2026-03-05", "--json").stdout)
+    again = run.json(env, "ledger", "observe", "--day", "2026-03-05")
     assert again["added"] == 0 and obs.read_text() == text
-    assert run(env, "ledger", "observe", "--day", "someday").returncode == 1
+    assert run(env, "ledger", "observe", "--day", "someday", ok=False).returncode == 1
 
 
 def test_raw_files_are_never_indexed_as_notes(mem: Engram, vault: Path) -> None:

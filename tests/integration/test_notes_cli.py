@@ -1,39 +1,16 @@
-"""`engram note ...` as real subprocesses on a copy of the link-forms vault."""
+"""`engram note ...` from the command line on a copy of the link-forms vault."""
 
 from __future__ import annotations
 
 import hashlib
-import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from tests.conftest import EngramCli
+
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "vaults"
-
-
-def run(
-    env: dict[str, str], *args: str, ok: bool = True, stdin: str | None = None
-) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run(
-        [sys.executable, "-m", "engram", *args],
-        env={**os.environ, **env},
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    if ok:
-        assert proc.returncode == 0, proc.stderr
-    return proc
-
-
-def as_json(env: dict[str, str], *args: str) -> Any:
-    return json.loads(run(env, *args, "--json").stdout)
 
 
 def hashes(root: Path) -> dict[str, str]:
@@ -50,13 +27,13 @@ def vault(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def env(xdg: dict[str, str], vault: Path) -> dict[str, str]:
+def env(run: EngramCli, xdg: dict[str, str], vault: Path) -> dict[str, str]:
     env = {**xdg, "NO_COLOR": "1"}
     run(env, "collection", "add", str(vault), "--name", "coffee")
     return env
 
 
-def test_move_previews_then_moves(env: dict[str, str], vault: Path) -> None:
+def test_move_previews_then_moves(run: EngramCli, env: dict[str, str], vault: Path) -> None:
     before = hashes(vault)
     preview = run(env, "note", "move", "Espresso Basics", "Guides/Brewing", "--dry-run")
     assert "+Slower than [[Guides/Brewing]]. Compare with [[Archive/Brewing]]." in preview.stdout
@@ -65,21 +42,23 @@ def test_move_previews_then_moves(env: dict[str, str], vault: Path) -> None:
         "33 links rewritten in 7 notes" in preview.stdout
     )
     assert hashes(vault) == before
-    done = as_json(env, "note", "move", "Espresso Basics", "Guides/Brewing")
+    done = run.json(env, "note", "move", "Espresso Basics", "Guides/Brewing")
     assert done["path"] == "Guides/Brewing.md" and done["linksRewritten"] == 33
     assert (vault / "Guides/Brewing.md").exists()
-    backlinks = as_json(env, "graph", "backlinks", "Guides/Brewing.md")
+    backlinks = run.json(env, "graph", "backlinks", "Guides/Brewing.md")
     assert len(backlinks) == 33
 
 
-def test_edit_with_a_stale_hash_fails_and_keeps_the_note(env: dict[str, str], vault: Path) -> None:
+def test_edit_with_a_stale_hash_fails_and_keeps_the_note(
+    run: EngramCli, env: dict[str, str], vault: Path
+) -> None:
     before = (vault / "Home.md").read_bytes()
     proc = run(env, "note", "edit", "Home", "--append", "x", "--expected-hash", "abcdef", ok=False)
     assert proc.returncode == 1
     assert "changed since it was read" in proc.stderr
     assert (vault / "Home.md").read_bytes() == before
     current = hashlib.sha256(before).hexdigest()
-    out = as_json(
+    out = run.json(
         env, "note", "edit", "Home", "--set", "rating=4", "--set", "tags=[coffee, home]",
         "--expected-hash", current[:8],
     )  # fmt: skip
@@ -94,10 +73,12 @@ def test_edit_with_a_stale_hash_fails_and_keeps_the_note(env: dict[str, str], va
     )
 
 
-def test_create_from_stdin_link_and_delete(env: dict[str, str], vault: Path) -> None:
+def test_create_from_stdin_link_and_delete(
+    run: EngramCli, env: dict[str, str], vault: Path
+) -> None:
     made = run(env, "note", "create", "Recipes/Flat White", "--body", "-", stdin="Two shots.\n")
     assert made.stdout.startswith("created Recipes/Flat White.md")
-    linked = as_json(
+    linked = run.json(
         env, "note", "link", "Recipes/Flat White", "Espresso Basics", "--section", "See also"
     )
     assert linked["changed"]
@@ -112,7 +93,7 @@ def test_create_from_stdin_link_and_delete(env: dict[str, str], vault: Path) -> 
 
 
 def test_long_names_are_edited_and_too_long_ones_refused_without_a_traceback(
-    env: dict[str, str], vault: Path
+    run: EngramCli, env: dict[str, str], vault: Path
 ) -> None:
     name = "長" * 80  # 243 bytes with .md: the temporary file's name used to pass 255
     (vault / f"{name}.md").write_text("hi\n", encoding="utf-8")
@@ -124,7 +105,7 @@ def test_long_names_are_edited_and_too_long_ones_refused_without_a_traceback(
 
 
 def test_writes_over_the_size_limit_exit_1_naming_the_setting(
-    env: dict[str, str], vault: Path
+    run: EngramCli, env: dict[str, str], vault: Path
 ) -> None:
     small = {**env, "ENGRAM_MAX_FILE_BYTES": "100"}
     piped = run(small, "note", "create", "Big", "--body", "-", stdin="x" * 500, ok=False)

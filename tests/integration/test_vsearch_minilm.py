@@ -2,39 +2,25 @@
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.conftest import EngramCli
 
 pytestmark = pytest.mark.slow
 EXAMPLE = Path(__file__).resolve().parents[1] / "fixtures" / "vaults" / "example"
 
 
-def run(env: dict[str, str], *args: str) -> str:
-    proc = subprocess.run(
-        [sys.executable, "-m", "engram", *args],
-        env={**os.environ, **env},
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert proc.returncode == 0, proc.stderr
-    return proc.stdout
-
-
-def test_embed_and_vsearch_with_minilm(xdg: dict[str, str], minilm: Path) -> None:
+def test_embed_and_vsearch_with_minilm(run: EngramCli, xdg: dict[str, str], minilm: Path) -> None:
     env = {**xdg, "ENGRAM_EMBED_MODEL": str(minilm)}
     run(env, "collection", "add", str(EXAMPLE), "--name", "example")
-    report = json.loads(run(env, "embed", "--json"))
+    report = run.json(env, "embed")
     assert report["model"].startswith("all-MiniLM-L6-v2") and report["dim"] == 384
     assert report["embedded"] == report["chunks"] >= 11
 
     def top(query: str, n: int = 3) -> list[str]:
-        rows = json.loads(run(env, "vsearch", query, "-n", str(n), "--json"))
+        rows = run.json(env, "vsearch", query, "-n", str(n))
         return [r["path"] for r in rows]
 
     assert "People/Kenji Sato.md" in top("who is responsible for the design of the app")
@@ -44,6 +30,6 @@ def test_embed_and_vsearch_with_minilm(xdg: dict[str, str], minilm: Path) -> Non
     assert top("brewing temperature and grind size for evaluation", 2)[0] == (
         "Reference/Cupping Protocol.md"
     )
-    rows = json.loads(run(env, "vsearch", "card processor fees", "tag:person", "--json"))
+    rows = run.json(env, "vsearch", "card processor fees", "tag:person")
     assert all(r["path"].startswith("People/") for r in rows)
-    assert json.loads(run(env, "update", "--embed", "--json"))["embed"]["embedded"] == 0
+    assert run.json(env, "update", "--embed")["embed"]["embedded"] == 0
