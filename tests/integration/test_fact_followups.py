@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -20,6 +19,7 @@ from engram.mcp_server.gateway import Gateway, Options
 from engram.memory import daily
 from engram.service import Engram
 from engram.service.daemon import DaemonEngram
+from tests.conftest import EngramCli
 
 DAY = dt.date(2026, 3, 5)  # the `clock` fixture's day
 SAVER = """
@@ -32,16 +32,6 @@ while True:  # an editor saving the note in place, every 20 ms
     n += 1
     time.sleep(0.02)
 """
-
-
-def cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "engram", *args],
-        env={**os.environ, **env},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 def daily_note(vault: Path, day: dt.date = DAY) -> Path:
@@ -70,7 +60,7 @@ def test_a_daily_note_another_program_saves_every_20_ms_fails_no_fact(
 
 
 def test_a_daily_note_whose_marker_a_person_edited_blocks_nothing(
-    mem: Engram, vault: Path, xdg: dict[str, str]
+    run: EngramCli, mem: Engram, vault: Path, xdg: dict[str, str]
 ) -> None:
     first = mem.fact_add("We decided to roast on Tuesdays.")
     note = daily_note(vault)
@@ -89,8 +79,7 @@ def test_a_daily_note_whose_marker_a_person_edited_blocks_nothing(
     assert note.read_text("utf-8") == edited  # the person's text, byte for byte
     today = daily_note(vault, dt.datetime.now(dt.UTC).date())  # the command's own day
     today.write_text(f"# My day\n\n{daily.START}\nonly the start marker is left\n", "utf-8")
-    added = cli({**xdg, "NO_COLOR": "1"}, "fact", "add", "We decided to close on Mondays.")
-    assert added.returncode == 0, added.stderr
+    added = run({**xdg, "NO_COLOR": "1"}, "fact", "add", "We decided to close on Mondays.")
     assert added.stderr.count("\n") == 1 and added.stderr.startswith("warning: Engram/daily/")
     assert "was left as it is" in added.stderr and "close-on-mondays" in added.stdout
     with pytest.raises(InvalidInputError, match="markers"):  # asked for by name: it says why
@@ -100,7 +89,7 @@ def test_a_daily_note_whose_marker_a_person_edited_blocks_nothing(
 
 
 def test_a_follow_up_that_keeps_failing_is_a_warning_then_done_by_the_next_command(
-    mem: Engram, vault: Path, xdg: dict[str, str]
+    run: EngramCli, mem: Engram, vault: Path, xdg: dict[str, str]
 ) -> None:
     ledger = vault / "Engram/ledger/observations/2026/03/05.md"
     ledger.mkdir(parents=True)  # a folder where the day's ledger file goes
@@ -112,10 +101,10 @@ def test_a_follow_up_that_keeps_failing_is_a_warning_then_done_by_the_next_comma
     )
     assert fact.path.removesuffix(".md") in daily_note(vault).read_text("utf-8")
     ledger.rmdir()
-    later = cli(xdg, "fact", "list")  # the next command that reads memory
-    assert later.returncode == 0, later.stderr
+    run(xdg, "fact", "list")  # the next command that reads memory
     assert ledger_lines(vault) == {fact.id[:8]: 1}
-    assert cli(xdg, "fact", "list").returncode == 0 and ledger_lines(vault) == {fact.id[:8]: 1}
+    run(xdg, "fact", "list")
+    assert ledger_lines(vault) == {fact.id[:8]: 1}
 
 
 async def test_an_agent_storing_a_fact_over_mcp_sees_the_warning_not_an_error(
