@@ -23,6 +23,7 @@ from engram.index import indexer, loader
 from engram.index.loader import ParsePool
 from engram.service import Engram
 from engram.store.db import Database
+from tests.conftest import EngramCli
 from tests.integration.server.server_helpers import NO_KEYRING
 from tests.unit.test_hostile_parse import alias_bomb
 
@@ -32,16 +33,6 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.fixture
 def env(xdg: dict[str, str]) -> dict[str, str]:
     return {**os.environ, **xdg, **NO_KEYRING, "NO_COLOR": "1", "PYTHONPATH": str(ROOT / "backend")}
-
-
-def cli(env: dict[str, str], *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "engram", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
 
 
 def normal_vault(root: Path, n: int) -> Path:
@@ -66,17 +57,19 @@ def matching(db: Database, word: str) -> list[str]:
     return [r[0] for r in rows]
 
 
-def register(env: dict[str, str], vault: Path) -> None:
-    done = cli(env, "collection", "add", str(vault), "--name", "v", "--no-index")
-    assert done.returncode == 0, done.stderr
+def register(run: EngramCli, env: dict[str, str], vault: Path) -> None:
+    run(env, "collection", "add", str(vault), "--name", "v", "--no-index")
 
 
+# The updates that may run away (in time, memory or processes) run in a process of their own,
+# to be measured, timed out or killed.
+@pytest.mark.slow
 def test_update_with_an_alias_bomb_finishes_in_worker_processes(
-    env: dict[str, str], tmp_path: Path
+    run: EngramCli, env: dict[str, str], tmp_path: Path
 ) -> None:
     vault = normal_vault(tmp_path / "vault", loader.PARALLEL_MIN_FILES + 50)  # worker processes
     (vault / "bomb.md").write_text(alias_bomb().replace("the body", "zebraword the body"))
-    register(env, vault)
+    register(run, env, vault)
     proc = subprocess.Popen(
         [sys.executable, "-m", "engram", "update"],
         env=env,
@@ -90,7 +83,7 @@ def test_update_with_an_alias_bomb_finishes_in_worker_processes(
     assert proc.returncode == 0, out
     assert b"bomb.md: frontmatter not read" in out
     assert b"451 added" in out
-    found = cli(env, "search", "zebraword", "--json")
+    found = run(env, "search", "zebraword", "--json")
     assert '"path": "bomb.md"' in found.stdout
 
 
@@ -128,12 +121,13 @@ def peak_rss_mb(args: list[str], env: dict[str, str], timeout: float) -> tuple[i
     return done.returncode, out, int(last) / 1024
 
 
+@pytest.mark.slow
 def test_update_peak_memory_with_an_alias_bomb_is_bounded(
-    env: dict[str, str], tmp_path: Path
+    run: EngramCli, env: dict[str, str], tmp_path: Path
 ) -> None:
     vault = normal_vault(tmp_path / "vault", 200)  # parsed in this process
     (vault / "bomb.md").write_text(alias_bomb())
-    register(env, vault)
+    register(run, env, vault)
     code, out, peak = peak_rss_mb([sys.executable, "-m", "engram", "update"], env, 120)
     assert code == 0, out
     assert b"201 added" in out
@@ -156,10 +150,13 @@ def session_processes(sid: int) -> list[str]:
     return found
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
-def test_a_sigkilled_update_leaves_no_process_behind(env: dict[str, str], tmp_path: Path) -> None:
+def test_a_sigkilled_update_leaves_no_process_behind(
+    run: EngramCli, env: dict[str, str], tmp_path: Path
+) -> None:
     vault = normal_vault(tmp_path / "vault", 3000)
-    register(env, vault)
+    register(run, env, vault)
     proc = subprocess.Popen(
         [sys.executable, "-m", "engram", "update"],
         env=env,
@@ -283,7 +280,7 @@ SECRET = "topsecretword"
 
 
 @pytest.fixture
-def linked(env: dict[str, str], tmp_path: Path) -> Path:
+def linked(run: EngramCli, env: dict[str, str], tmp_path: Path) -> Path:
     """A vault with symlinks to a secret outside it, and one inside it, indexed by the CLI."""
     outside = tmp_path / "outside"
     outside.mkdir()
@@ -293,9 +290,8 @@ def linked(env: dict[str, str], tmp_path: Path) -> Path:
     (vault / "elsewhere").symlink_to(outside)
     (vault / "alias.md").symlink_to(vault / "d0" / "note-00000.md")
     (vault / "victim.md").write_text("# Victim\n\nvictimword before\n")
-    register(env, vault)
-    done = cli(env, "update")
-    assert done.returncode == 0, done.stderr
+    register(run, env, vault)
+    done = run(env, "update")
     assert "passwd.md: symlink to outside the collection skipped" in done.stderr + done.stdout
     # a note indexed as a file, then replaced by a symlink out of the vault
     (vault / "victim.md").unlink()
@@ -304,7 +300,7 @@ def linked(env: dict[str, str], tmp_path: Path) -> Path:
 
 
 def test_cli_reads_never_follow_a_symlink_out_of_the_vault(
-    env: dict[str, str], linked: Path
+    run: EngramCli, env: dict[str, str], linked: Path
 ) -> None:
     for args in (
         ("get", str(linked / "passwd.md")),
@@ -312,14 +308,15 @@ def test_cli_reads_never_follow_a_symlink_out_of_the_vault(
         ("multi-get", "**/*"),
         ("search", SECRET),
     ):
-        done = cli(env, *args)
+        done = run(env, *args, ok=False)
         assert SECRET not in done.stdout + done.stderr, args
-    victim = cli(env, "get", "victim.md").stdout
+    victim = run(env, "get", "victim.md").stdout
     assert "victimword before" in victim and SECRET not in victim  # the copy indexed before
-    listed = cli(env, "ls", "v").stdout
+    listed = run(env, "ls", "v").stdout
     assert "alias.md" not in listed and "d0/note-00000.md" in listed  # once, by its real path
 
 
+@pytest.mark.slow  # the real `engram mcp` over stdio
 def test_mcp_reads_never_follow_a_symlink_out_of_the_vault(
     env: dict[str, str], linked: Path, tmp_path: Path
 ) -> None:
@@ -327,7 +324,7 @@ def test_mcp_reads_never_follow_a_symlink_out_of_the_vault(
     from mcp.client.session import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
-    async def run() -> list[tuple[bool, str]]:
+    async def ask() -> list[tuple[bool, str]]:
         params = StdioServerParameters(
             command=sys.executable, args=["-m", "engram", "mcp", "--no-daemon"], env=env
         )
@@ -351,13 +348,14 @@ def test_mcp_reads_never_follow_a_symlink_out_of_the_vault(
                     replies.append((bool(result.is_error), text))
         return replies
 
-    replies = anyio.run(run)
+    replies = anyio.run(ask)
     assert all(SECRET not in text for _, text in replies), replies
     assert [error for error, _ in replies] == [True, True, False, False, False, False], replies
     assert "victimword before" in replies[2][1]  # the copy indexed before it became a link
     assert "victim.md" in replies[5][1]
 
 
+@pytest.mark.slow  # a real `engram serve`
 def test_http_documents_never_follow_a_symlink_out_of_the_vault(
     env: dict[str, str], linked: Path, tmp_path: Path
 ) -> None:
@@ -386,7 +384,9 @@ def mode(path: Path) -> int:
     return stat.S_IMODE(path.stat().st_mode)
 
 
-def test_the_index_and_engram_folders_are_private(env: dict[str, str], tmp_path: Path) -> None:
+def test_the_index_and_engram_folders_are_private(
+    run: EngramCli, env: dict[str, str], tmp_path: Path
+) -> None:
     vault = normal_vault(tmp_path / "vault", 3)
     data = Path(env["XDG_DATA_HOME"]) / "engram"
     data.mkdir(parents=True)
@@ -396,8 +396,8 @@ def test_the_index_and_engram_folders_are_private(env: dict[str, str], tmp_path:
         os.chmod(path, 0o755 if path.is_dir() else 0o644)
     (Path(f"{old}-wal")).write_bytes(b"")
     os.chmod(f"{old}-wal", 0o644)
-    register(env, vault)
-    assert cli(env, "update").returncode == 0
+    register(run, env, vault)
+    run(env, "update")
     config_dir = Path(env["XDG_CONFIG_HOME"]) / "engram"
     assert mode(data) == 0o700
     assert mode(config_dir) == 0o700 and mode(config_dir / "index.yml") == 0o600
@@ -419,12 +419,12 @@ def test_the_index_and_engram_folders_are_private(env: dict[str, str], tmp_path:
 
 
 def test_no_file_engram_writes_outside_the_vault_is_readable_by_others(
-    env: dict[str, str], tmp_path: Path
+    run: EngramCli, env: dict[str, str], tmp_path: Path
 ) -> None:
     vault = normal_vault(tmp_path / "vault", 3)
-    register(env, vault)
-    assert cli(env, "update").returncode == 0
-    assert cli(env, "token", "show", "--vault", str(vault)).returncode == 0  # its 0600 file
+    register(run, env, vault)
+    run(env, "update")
+    run(env, "token", "show", "--vault", str(vault))  # its 0600 file
     for var in ("XDG_DATA_HOME", "XDG_CONFIG_HOME"):
         assert mode(Path(env[var])) == 0o700  # created by engram, as the XDG spec asks
         for path in (Path(env[var]) / "engram").rglob("*"):

@@ -21,7 +21,7 @@ from engram.server.discovery import IndexLock
 from engram.service import Engram
 from engram.store import admin, rebuild, vectors
 from engram.store.db import Database, sqlite_module
-from tests.conftest import write_tree
+from tests.conftest import EngramCli, write_tree
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "fixtures" / "vaults" / "example"
 QUERIES = ("pricing decision", "espresso roasters", "Ana", "tiered plans", "東京")
@@ -157,45 +157,36 @@ def test_every_table_is_rebuilt_or_carried(tmp_path: Path, fake: FakeEmbedder) -
     assert not rebuild.DERIVED & set(rebuild.KEPT)
 
 
-def run_cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "engram", *args],
-        env={**os.environ, **env},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-    )
-
-
 def test_cli_confirms_and_refuses_while_a_daemon_holds_the_index(
-    xdg: dict[str, str], tiny_vault: Path
+    run: EngramCli, xdg: dict[str, str], tiny_vault: Path
 ) -> None:
-    assert run_cli(xdg, "collection", "add", str(tiny_vault), "--name", "notes").returncode == 0
-    unconfirmed = run_cli(xdg, "rebuild")
+    run(xdg, "collection", "add", str(tiny_vault), "--name", "notes")
+    unconfirmed = run(xdg, "rebuild", ok=False)  # stdin is no terminal
     assert unconfirmed.returncode == 2 and "--yes" in unconfirmed.stderr
     settings = config.resolve(xdg)
     lock = IndexLock(settings.data_dir, settings.index_name)  # what `engram serve` holds
     assert lock.acquire()
     try:
-        refused = run_cli(xdg, "rebuild", "--yes")
+        refused = run(xdg, "rebuild", "--yes", ok=False)
     finally:
         lock.release()
     assert refused.returncode == 1 and "engram serve is running" in refused.stderr
-    done = run_cli(xdg, "rebuild", "--yes")
-    assert done.returncode == 0 and "rebuilt from the files: 6 documents" in done.stdout
+    done = run(xdg, "rebuild", "--yes")
+    assert "rebuilt from the files: 6 documents" in done.stdout
 
 
+@pytest.mark.slow
 def test_a_rebuild_killed_midway_leaves_the_old_index_working(
-    xdg: dict[str, str], tmp_path: Path
+    run: EngramCli, xdg: dict[str, str], tmp_path: Path
 ) -> None:
+    """The rebuild runs in a process of its own, SIGKILLed while it writes the new index."""
     notes = {
         f"n{i:04}.md": f"# Note {i}\n\nword{i % 50} shared text [[n{i // 2:04}]]\n"
         for i in range(1500)
     }
     vault = write_tree(tmp_path / "big", notes)
-    assert run_cli(xdg, "collection", "add", str(vault), "--name", "big").returncode == 0
-    before = run_cli(xdg, "search", "word7 shared", "--files").stdout
+    run(xdg, "collection", "add", str(vault), "--name", "big")
+    before = run(xdg, "search", "word7 shared", "--files").stdout
     index = config.resolve(xdg).db_path
     partial = index.parent / f"{index.stem}.rebuild.sqlite"
     proc = subprocess.Popen(
@@ -214,8 +205,7 @@ def test_a_rebuild_killed_midway_leaves_the_old_index_working(
     db = Database(index)
     assert admin.quick_check(db.conn) == "ok"
     db.close()
-    assert run_cli(xdg, "search", "word7 shared", "--files").stdout == before
-    again = run_cli(xdg, "rebuild", "--yes")
-    assert again.returncode == 0, again.stderr
+    assert run(xdg, "search", "word7 shared", "--files").stdout == before
+    run(xdg, "rebuild", "--yes")
     assert not partial.exists()
-    assert run_cli(xdg, "search", "word7 shared", "--files").stdout == before
+    assert run(xdg, "search", "word7 shared", "--files").stdout == before

@@ -3,33 +3,19 @@ daemon serves the index reaches the daemon within two seconds, without a restart
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from server_helpers import NO_KEYRING, Daemon
+import pytest
+from server_helpers import Daemon
 
 from engram import config
 from engram.service import Engram
+from tests.conftest import EngramCli
 
 DEADLINE = 2.0
-
-
-def cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    """`engram ARGS`, which must succeed."""
-    done = subprocess.run(
-        [sys.executable, "-m", "engram", *args],
-        env={**os.environ, **NO_KEYRING, **env},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
-    return done
 
 
 def until(test: Any, seconds: float) -> float:
@@ -41,8 +27,9 @@ def until(test: Any, seconds: float) -> float:
     return time.monotonic() - started
 
 
+@pytest.mark.slow  # a real `engram serve`; the CLI runs in this process and finds it by its files
 def test_context_and_collection_changes_reach_a_running_daemon(
-    xdg: dict[str, str], tmp_path: Path
+    run: EngramCli, xdg: dict[str, str], tmp_path: Path
 ) -> None:
     vault = tmp_path / "vault"
     vault.mkdir()
@@ -50,7 +37,7 @@ def test_context_and_collection_changes_reach_a_running_daemon(
     other = tmp_path / "other"
     other.mkdir()
     (other / "Espresso.md").write_text("# Espresso\n\nGrinder settings for espresso.\n")
-    cli(xdg, "init", str(vault), "--name", "vault")
+    run(xdg, "init", str(vault), "--name", "vault")
     d = Daemon(xdg, vault, tmp_path / "serve.log", "--no-watch")
     try:
         d.wait_ready()
@@ -61,20 +48,20 @@ def test_context_and_collection_changes_reach_a_running_daemon(
             return hits[0]["context"] if hits else None
 
         assert context_of_first_hit() is None
-        cli(xdg, "context", "add", "engram://vault/", "The team's product notes")
+        run(xdg, "context", "add", "engram://vault/", "The team's product notes")
         took = until(lambda: context_of_first_hit() == "The team's product notes", 10)
         assert took <= DEADLINE + 1.0, took  # the daemon looks once a second
         # the CLI, which goes through the daemon while it serves this index, agrees
-        out = json.loads(cli(xdg, "search", "pricing", "--json").stdout)
+        out = run.json(xdg, "search", "pricing")
         assert out[0]["context"] == "The team's product notes"
 
-        cli(xdg, "collection", "add", str(other), "--name", "other")
+        run(xdg, "collection", "add", str(other), "--name", "other")
         found = {"q": "espresso grinder", "collections": ["other"]}
         until(lambda: d.call("POST", "/v1/query", found)[0] == 200, DEADLINE + 1.0)
         hits = d.call("POST", "/v1/query", found)[1]["results"]
         assert hits and hits[0]["path"] == "Espresso.md"
 
-        cli(xdg, "collection", "remove", "other")
+        run(xdg, "collection", "remove", "other")
         until(lambda: d.call("POST", "/v1/query", found)[0] == 404, DEADLINE + 1.0)
     finally:
         d.proc.kill()
