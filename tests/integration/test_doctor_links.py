@@ -4,15 +4,12 @@ repairs it."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from engram.service import Engram, upkeep
-from tests.conftest import write_tree
+from tests.conftest import EngramCli, write_tree
 
 VAULT = {
     "Home.md": "[[Plan]] [[Plan#Tiers]] [[Plan#^b1]] [[Ghost]] ![[img.png]]\n",
@@ -78,27 +75,18 @@ def test_a_sample_still_sees_every_lost_note_id(
     assert "all 3 notes" in link_check(vault, full=True).detail
 
 
-def test_cli_doctor_full_and_update_force(vault: Engram, xdg: dict[str, str]) -> None:
+def test_cli_doctor_full_and_update_force(
+    run: EngramCli, vault: Engram, xdg: dict[str, str]
+) -> None:
     with vault.db.write() as conn:
         conn.execute(DRIFT["stale heading flag"])
-
-    def run(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "engram", *args],
-            env={**os.environ, **xdg},
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-
-    doctor = run("doctor", "--full", "--json")
+    doctor = run(xdg, "doctor", "--full", "--json", ok=False)
     assert doctor.returncode == 1, doctor.stdout
     links = next(c for c in json.loads(doctor.stdout) if c["name"] == "links v")
     assert links["status"] == "fail"
     drift = "Home.md:1 [[Plan#Tiers]]: Projects/Plan.md (heading missing) -> Projects/Plan.md "
     assert drift + "(heading found)" in links["detail"]
-    update = run("update", "--force", "--json")
-    assert update.returncode == 0, update.stderr
-    assert json.loads(update.stdout)["updated"] == 3
-    after = next(c for c in json.loads(run("doctor", "--json").stdout) if c["name"] == "links v")
+    assert run.json(xdg, "update", "--force")["updated"] == 3
+    doctor = run(xdg, "doctor", "--json", ok=False)  # 1: no embedding model here
+    after = next(c for c in json.loads(doctor.stdout) if c["name"] == "links v")
     assert after["status"] == "ok"

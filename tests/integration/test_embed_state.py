@@ -4,17 +4,16 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 from engram import config
 from engram.models.fake import FakeEmbedder
 from engram.service import Engram, wire
+from tests.conftest import EngramCli
 
 
 def test_status_and_panel_say_what_is_not_embedded_yet(
-    xdg: dict[str, str], tiny_vault: Path
+    run: EngramCli, xdg: dict[str, str], tiny_vault: Path
 ) -> None:
     e = Engram(config.resolve(os.environ), embedder=FakeEmbedder(dim=32))
     e.collection_add(str(tiny_vault), "notes")
@@ -23,13 +22,7 @@ def test_status_and_panel_say_what_is_not_embedded_yet(
     assert wire.to_json(e.status())["embeddings"]["documentsNotEmbedded"] == documents == 6
     before = wire.to_json(e.note_panel("notes", "Projects/Pricing.md"))["coverage"]
     assert before["indexed"] and not before["embedded"] and before["chunks"] == 0
-    out = subprocess.run(
-        [sys.executable, "-m", "engram", "status"],
-        env={**os.environ, **xdg},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    ).stdout
+    out = run(xdg, "status").stdout
     assert "6 notes not embedded yet: run engram embed" in out
 
     e.embed()

@@ -4,9 +4,6 @@ graph view colours in a real vault's graph.json."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 
@@ -14,6 +11,7 @@ import pytest
 
 from engram.errors import ConflictError
 from engram.service import Engram
+from tests.conftest import EngramCli
 
 
 def index_of(vault: Path) -> dict:
@@ -97,17 +95,12 @@ def test_a_new_process_learns_the_file_is_current_without_building_the_graph(
     assert index_of(vault) == json.loads(mem.graph_export("json").text)
 
 
-def test_export_from_the_cli_as_json_and_graphml(mem: Engram, vault: Path, tmp_path: Path) -> None:
+def test_export_from_the_cli_as_json_and_graphml(
+    run: EngramCli, mem: Engram, vault: Path, tmp_path: Path, xdg: dict[str, str]
+) -> None:
     out = tmp_path / "g.graphml"
-    run = [sys.executable, "-m", "engram", "graph", "export"]
-    env = dict(os.environ)
-    as_json = subprocess.run(run, env=env, capture_output=True, text=True, timeout=60)
-    assert as_json.returncode == 0, as_json.stderr
-    assert json.loads(as_json.stdout) == index_of(vault)
-    done = subprocess.run(
-        [*run, "--format", "graphml", "-o", str(out)], env=env, capture_output=True, timeout=60
-    )
-    assert done.returncode == 0
+    assert json.loads(run(xdg, "graph", "export").stdout) == index_of(vault)
+    run(xdg, "graph", "export", "--format", "graphml", "-o", str(out))
     import networkx as nx
 
     g = nx.read_graphml(out)

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -12,7 +10,7 @@ import pytest
 from engram import config
 from engram.index import languages
 from engram.service import Engram, wire
-from tests.conftest import write_tree
+from tests.conftest import EngramCli, write_tree
 
 GERMAN = (
     "# {n}\n\nObsidian speichert Notizen als reine Markdown-Dateien in einem Ordner, dem "
@@ -83,21 +81,14 @@ def test_embed_records_languages_and_a_changed_note_is_looked_at_again(
         assert wire.to_json(engram.status())["languages"]["languages"] == {"de": 4}
 
 
-def test_collection_add_suggests_the_multilingual_model(xdg: dict[str, str], tmp_path: Path):
+def test_collection_add_suggests_the_multilingual_model(
+    run: EngramCli, xdg: dict[str, str], tmp_path: Path
+):
     vault = vault_of(tmp_path / "v", german=5, english=0)
-    env = {**os.environ, **xdg, "ENGRAM_EMBED_MODEL": "default", "NO_COLOR": "1"}
-    out = subprocess.run(
-        [sys.executable, "-m", "engram", "collection", "add", str(vault), "--name", "notes"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert out.returncode == 0, out.stderr
+    env = {**xdg, "ENGRAM_EMBED_MODEL": "default", "NO_COLOR": "1"}
+    out = run(env, "collection", "add", str(vault), "--name", "notes")
     assert "German" in out.stderr and FIX in out.stderr
-    status = subprocess.run(
-        [sys.executable, "-m", "engram", "status"], env=env, capture_output=True, text=True
-    )
+    status = run(env, "status")
     assert FIX in status.stdout
 
 
