@@ -22,6 +22,7 @@ from engram import config
 from engram.service import Engram
 from tests.integration.server.server_helpers import NO_KEYRING, Daemon
 
+pytestmark = pytest.mark.slow  # a real `engram mcp` process on stdio
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "tests" / "fixtures" / "vaults" / "example"
 TOOLS = {
@@ -179,7 +180,7 @@ async def test_every_tool_returns_real_content(vault: Path, tmp_path: Path) -> N
         assert stored["factType"] == "decision" and stored["createdBy"] == "test-agent"
         assert stored["source"] == "mcp" and (vault / stored["path"]).is_file()
         recalled = json.loads(await call(s, "memory_recall", query="payment provider Stripe"))
-        assert recalled["results"][0]["id"] == stored["id"]
+        assert recalled["results"][0]["fact"]["id"] == stored["id"]
         context = await call(s, "memory_get_context", query="payments", budget=500)
         assert context.startswith("[memory context: profile default, ")
         assert "/500 tokens" in context and "Stripe" in context
@@ -341,7 +342,7 @@ async def test_a_running_daemon_answers_for_the_mcp_server(vault: Path, tmp_path
             status = json.loads(await call(s, "status"))
             assert status["servedBy"] == {"daemon": True, "pid": d.proc.pid, "port": d.info["port"]}
             cases = [
-                ("POST /v1/query", "search", {"query": "tiered pricing"}),
+                ("POST /v1/search", "search", {"query": "tiered pricing"}),
                 ("POST /v1/query", "query", {"query": "pricing tiers", "limit": 3}),
                 ("GET /v1/documents", "get", {"path": "Home.md"}),
                 ("POST /v1/recall", "memory_recall", {"query": "pricing"}),

@@ -18,6 +18,7 @@ import pytest
 from engram.mcp_server.stdio import MAX_MESSAGE
 from tests.integration.server.server_helpers import NO_KEYRING
 
+pytestmark = pytest.mark.slow  # a real `engram mcp` process on stdio
 ROOT = Path(__file__).resolve().parents[2]
 
 

@@ -11,12 +11,14 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from server_helpers import NO_KEYRING, Daemon
 
 from engram import config
 from engram.service import Engram
 
 
+@pytest.mark.slow  # a SIGKILLed `fact add` process and a real `engram serve`
 def test_the_daemons_index_job_adds_the_ledger_line_a_killed_fact_add_left_out(
     daemons: list[Daemon], xdg: dict[str, str], tiny_vault: Path, tmp_path: Path
 ) -> None:
