@@ -105,6 +105,8 @@ class Ran:
 
 # The file store, whatever keyring this machine has (a developer's real keyring stays untouched).
 NO_KEYRING = {"PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring"}
+# Threads meant to live as long as the process, idle between commands (search/helpers.py).
+PROCESS_POOLS = ("engram-helper",)
 
 
 class EngramCli:
@@ -166,7 +168,11 @@ def _run_in_process(env: Mapping[str, str], args: tuple[str, ...], stdin: str | 
         root.setLevel(level)
         _forget_keyring()
     # a process would have exited: what the command opened, it must have closed
-    left = [t for t in set(threading.enumerate()) - threads if not _joined(t)]
+    left = [
+        t
+        for t in set(threading.enumerate()) - threads
+        if not t.name.startswith(PROCESS_POOLS) and not _joined(t)
+    ]
     assert not left, f"engram {' '.join(args)} left threads running: {left}"
     # (a file the test itself holds open is left out: SQLite keeps a closed connection's
     # descriptor while another connection of the process holds locks on that file)

@@ -3,19 +3,15 @@ a fact the keywords miss must be similar enough to the query (docs/memory.md).""
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from engram import config
-from engram.cli import commands  # noqa: F401  (registers the commands)
-from engram.cli.main import cli
 from engram.service import Engram
-from tests.conftest import isolated_env
+from tests.conftest import EngramCli, isolated_env
 
 FACTS = {
     "espresso": "Espresso dial-in uses 18 g in, 36 g out over 28 seconds.",
@@ -73,6 +69,5 @@ def test_related_queries_still_recall_their_fact(mem: Engram, query: str, fact: 
 
 
 def test_cli_recall_of_an_unrelated_query_is_empty(mem: Engram) -> None:
-    result = CliRunner().invoke(cli, ["recall", "volcano eruption", "--json", "--no-daemon"])
-    assert result.exit_code == 0, result.output
-    assert json.loads(result.stdout) == []
+    # in the module's environment (the `run` fixture's own would replace it)
+    assert EngramCli().json({}, "recall", "volcano eruption", "--no-daemon") == []
