@@ -48,6 +48,7 @@ NOTES = tuple(f + n + ".md" for f in FOLDERS for n in NAMES)
 ATTACHMENTS = ("img.png", "A/img.png", "B/Spec.pdf")
 NEW_FOLDERS = ("C", "B/Deep")
 HEADINGS = ("Intro", "Sub: one", "Plan")
+TAGS = ("#tag1", "#Tag1", "#TAG1/sub", "#t1/Sub", "#Area")
 
 # --- what a note may say -------------------------------------------------------------------
 
@@ -102,8 +103,8 @@ def _note(data: st.DataObject, world: World, first_link: str = "") -> str:
     """A note's text: maybe frontmatter (tags, aliases, a link, a fact), headings, links,
     tags, a block id and a field."""
     props = []
-    if data.draw(st.booleans()):
-        props.append("tags: [t1, area/t2]")
+    if data.draw(st.booleans()):  # tags differ in case and nest: one tag each way, as Obsidian
+        props.append(f"tags: [{data.draw(st.sampled_from(('t1', 'T1')))}, area/t2]")
     if data.draw(st.booleans()):
         props.append("aliases: [Alias, Home]")
     if data.draw(st.integers(0, 3)) == 0:
@@ -118,7 +119,7 @@ def _note(data: st.DataObject, world: World, first_link: str = "") -> str:
         lines.append(f"## {data.draw(st.sampled_from(HEADINGS))}")
     links = [first_link] if first_link else []
     links += [_link(data, world) for _ in range(data.draw(st.integers(0, 4)))]
-    lines.append("Text " + " and ".join(links) + " #tag1")
+    lines.append("Text " + " and ".join(links) + " " + data.draw(st.sampled_from(TAGS)))
     if data.draw(st.booleans()):
         lines.append("A paragraph to point at. ^b1")
     if data.draw(st.booleans()):

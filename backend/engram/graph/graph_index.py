@@ -162,8 +162,9 @@ def build(
     tags: Iterable[tuple[int, str]],
     type_of: Callable[[str, str], str],
 ) -> GraphIndex:
-    """The typed graph from the stored rows (store.graph.typed_documents / typed_links /
-    all_tags); `type_of(path, fact type)` names a note's type."""
+    """The typed graph from the stored rows (store.graph.typed_documents / typed_links, and
+    each note's tags, once per tag whatever its case); `type_of(path, fact type)` names a
+    note's type."""
     nodes: dict[str, Node] = {}
     front: dict[int, dict[str, Any]] = {}
     fact_doc: dict[str, int] = {}

@@ -33,9 +33,14 @@ def check_unit(value: float | None, what: str, default: float) -> float:
 
 
 def clean_tags(tags: Iterable[str]) -> tuple[str, ...]:
-    """Tags without '#', split on commas and spaces, de-duplicated."""
+    """Tags without '#', split on commas and spaces, de-duplicated with case ignored (as
+    Obsidian does: `#Pricing` and `#pricing` are one tag), the first spelling kept."""
     out = [t.strip().lstrip("#") for tag in tags for t in tag.replace(",", " ").split()]
-    return tuple(dict.fromkeys(t for t in out if t))
+    first: dict[str, str] = {}
+    for t in out:
+        if t:
+            first.setdefault(t.lower(), t)
+    return tuple(first.values())
 
 
 def clean_names(names: Iterable[str]) -> tuple[str, ...]:

@@ -219,13 +219,19 @@ class GraphService:
 
     def themes(self, collection: str | None = None, min_size: int = 2) -> list[Theme]:
         """Louvain communities of linked notes, largest first, with top notes and tags."""
-        from engram.store import graph as store
+        from engram.service.tags import spellings
+        from engram.store.tags import note_tags
 
-        _, vault = self.vault_graph(collection)
+        name, vault = self.vault_graph(collection)
         g = vault.graph
         groups = [c for c in g.communities() if len(c) >= max(min_size, 1)]
         pagerank = g.pagerank()
-        tags = store.tags_of(self.db.conn, [n for c in groups for n in c])
+        rows = note_tags(self.db.conn, (name,))
+        names = spellings(rows)  # `#Tag` and `#tag` are one tag, shown as the vault writes it most
+        tags: dict[int, set[str]] = {}
+        for doc_id, key, _tag, _line in rows:
+            if key:
+                tags.setdefault(doc_id, set()).add(names[key])
         out = []
         for i, group in enumerate(groups, 1):
             best = sorted(group, key=lambda n: (-pagerank.get(n, 0.0), g.path_of(n)))

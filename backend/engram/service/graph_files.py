@@ -14,7 +14,9 @@ from engram.errors import InvalidInputError
 from engram.graph import colours
 from engram.graph import graph_index as gi
 from engram.memory.model import ARCHIVE_FOLDER, DAILY_FOLDER, LEDGER_FOLDER, TYPE_FOLDERS
+from engram.service.tags import spellings
 from engram.store import graph as store
+from engram.store.tags import note_tags
 from engram.vault.atomic import write_file, write_if_changed
 from engram.vault.fsio import UnsafePathError, safe_join, sha256_hex
 
@@ -150,11 +152,14 @@ class GraphFiles:
         name = self._collection(collection, None)
         vault = self._settings().vault(name)
         with self._db().read() as conn:
+            tag_rows = note_tags(conn, (name,))
+            names = spellings(tag_rows)  # one node per tag, whatever its case
+            tags = sorted({(doc_id, names[key]) for doc_id, key, _, _ in tag_rows if key})
             return gi.build(
                 name,
                 store.typed_documents(conn, name),
                 store.typed_links(conn, name),
-                store.all_tags(conn, name),
+                tags,
                 type_of(vault.facts_root if vault else None),
             )
 

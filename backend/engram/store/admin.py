@@ -81,7 +81,7 @@ def totals(conn: Any) -> dict[str, int]:
     return {
         "documents": one("SELECT count(*) FROM documents"),
         "links": one("SELECT count(*) FROM links"),
-        "tags": one("SELECT count(DISTINCT tag) FROM tags"),
+        "tags": one("SELECT count(DISTINCT key) FROM tags WHERE key != ''"),
         "contents": one("SELECT count(*) FROM content"),
         "warnings": one("SELECT count(*) FROM documents WHERE warnings != '[]'"),
     }

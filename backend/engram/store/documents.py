@@ -7,6 +7,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from engram.store.tags import tag_key
+
 
 @dataclass(frozen=True)
 class NoteRecord:
@@ -136,8 +138,8 @@ def _insert_children(conn: Any, doc_id: int, rec: NoteRecord) -> None:
         )
     if rec.tags:
         conn.executemany(
-            "INSERT INTO tags (doc_id, tag, line) VALUES (?, ?, ?)",
-            [(doc_id, *t) for t in rec.tags],
+            "INSERT INTO tags (doc_id, tag, key, line) VALUES (?, ?, ?, ?)",
+            [(doc_id, tag, tag_key(tag), line) for tag, line in rec.tags],
         )
     if rec.fields:
         conn.executemany(

@@ -6,6 +6,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from engram.store.tags import has_tag, tag_params
+
 
 @dataclass(frozen=True)
 class FactRow:
@@ -144,11 +146,8 @@ def query(conn: Any, q: FactQuery, order: str = "created", limit: int | None = N
         sql.append("f.scope = ?")
         params.append(q.scope)
     for tag in q.tags:
-        sql.append(
-            "EXISTS (SELECT 1 FROM tags t WHERE t.doc_id = f.doc_id AND"
-            " (t.tag = ? COLLATE NOCASE OR t.tag LIKE ? ESCAPE '\\'))"
-        )
-        params += [tag.lstrip("#"), tag.lstrip("#").replace("_", "\\_") + "/%"]
+        sql.append(has_tag("f.doc_id"))
+        params += tag_params(tag)
     bounds: tuple[tuple[str, str, float | str | None], ...] = (
         ("f.importance", ">=", q.min_importance),
         ("f.importance", "<", q.max_importance),

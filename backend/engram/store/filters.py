@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from engram.store.tags import has_tag, tag_params
+
 
 @dataclass(frozen=True)
 class Filters:
@@ -39,13 +41,9 @@ def where(f: Filters, alias: str = "d") -> tuple[str, list[object]]:
             "(" + " OR ".join(f"{alias}.path LIKE ? ESCAPE '\\'" for _ in f.path_prefixes) + ")"
         )
         params.extend(_like_prefix(p.lstrip("/")) for p in f.path_prefixes)
-    for tag in f.tags:
-        tag = tag.lstrip("#")
-        sql.append(
-            f"EXISTS (SELECT 1 FROM tags t WHERE t.doc_id = {alias}.id"
-            " AND (t.tag = ? COLLATE NOCASE OR t.tag LIKE ? ESCAPE '\\'))"
-        )
-        params.extend((tag, _like_prefix(tag + "/")))
+    for tag in f.tags:  # case ignored; a nested tag counts for its parents (store/tags.py)
+        sql.append(has_tag(f"{alias}.id"))
+        params.extend(tag_params(tag))
     for key, value in f.fields:
         sql.append(
             f"EXISTS (SELECT 1 FROM fields fl WHERE fl.doc_id = {alias}.id"

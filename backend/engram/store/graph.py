@@ -118,19 +118,6 @@ def unresolved(conn: Any, collection: str, subpaths: bool = False) -> list[tuple
     return [tuple(r) for r in rows]
 
 
-def tags_of(conn: Any, doc_ids: Iterable[int]) -> dict[int, list[str]]:
-    """Each document's tags (frontmatter and inline, once each)."""
-    out: dict[int, list[str]] = {}
-    rows = conn.execute(
-        "SELECT DISTINCT doc_id, tag FROM tags WHERE doc_id IN (SELECT value FROM json_each(?))"
-        " ORDER BY doc_id, tag",
-        (json.dumps(list(doc_ids)),),
-    )
-    for doc_id, tag in rows:
-        out.setdefault(doc_id, []).append(tag)
-    return out
-
-
 def texts(conn: Any, hashes: Iterable[str]) -> dict[str, str]:
     """Stored file texts by content hash."""
     rows = conn.execute(
@@ -163,13 +150,3 @@ def typed_links(conn: Any, collection: str) -> Iterator[tuple[int, str, int, str
         (collection,),
     )
     return (tuple(r) for r in rows)
-
-
-def all_tags(conn: Any, collection: str) -> list[tuple[int, str]]:
-    """(document id, tag) of a collection, each pair once."""
-    rows = conn.execute(
-        "SELECT DISTINCT t.doc_id, t.tag FROM tags t JOIN documents d ON d.id = t.doc_id"
-        " WHERE d.collection = ? ORDER BY t.doc_id, t.tag",
-        (collection,),
-    )
-    return [(r[0], r[1]) for r in rows]

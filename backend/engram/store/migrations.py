@@ -443,6 +443,18 @@ def m017_fact_followups(conn: Any) -> None:
     )
 
 
+def m018_tag_keys(conn: Any) -> None:
+    """Each tag's key, the form it is matched and counted by (store/tags.py): `#Tag`, `#TAG`
+    and `#tag` are one tag, as in Obsidian, whose spelling stays for display. The index
+    on the spelling, which only that case-insensitive match used, goes."""
+    from engram.store.tags import tag_key
+
+    conn.execute("ALTER TABLE tags ADD COLUMN key TEXT NOT NULL DEFAULT ''")
+    rows = conn.execute("SELECT rowid, tag FROM tags").fetchall()
+    conn.executemany("UPDATE tags SET key = ? WHERE rowid = ?", [(tag_key(t), r) for r, t in rows])
+    conn.execute("DROP INDEX IF EXISTS tags_tag")
+
+
 MIGRATIONS: list[Callable[[Any], None]] = [
     m001_documents,
     m002_chunks,
@@ -461,6 +473,7 @@ MIGRATIONS: list[Callable[[Any], None]] = [
     m015_prefix_index,
     m016_sync_rejected,
     m017_fact_followups,
+    m018_tag_keys,
 ]
 
 

@@ -45,8 +45,8 @@ def headings(conn: Any, collection: str) -> list[Row]:
 
 
 def tags(conn: Any, collection: str) -> list[Row]:
-    """(path, tag, line) of every tag."""
-    return _rows(conn, "SELECT d.path, t.tag, t.line" + _on("tags"), collection)
+    """(path, tag, key, line) of every tag."""
+    return _rows(conn, "SELECT d.path, t.tag, t.key, t.line" + _on("tags"), collection)
 
 
 def fields(conn: Any, collection: str) -> list[Row]:

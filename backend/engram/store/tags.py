@@ -1,0 +1,47 @@
+"""Tags as Obsidian compares them: case ignored, a nested tag inside each of its parents.
+
+Each stored tag keeps its spelling (`tag`, for display) and its key (`key`): the tag lowercased,
+without `#` or empty levels. Matching and counting go by the key; `tag:project` is the key
+`project` or any key under `project/`, never `projects`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+
+def tag_key(tag: str) -> str:
+    """The form a tag is matched and counted by (`#Project//Alpha/` -> `project/alpha`):
+    lowercased as Obsidian does (JavaScript's toLowerCase, not a full case fold)."""
+    return "/".join(part for part in tag.lstrip("#").lower().split("/") if part)
+
+
+def has_tag(doc_column: str) -> str:
+    """SQL true when the document `doc_column` carries the tag or one nested under it;
+    its parameters are `tag_params(tag)`."""
+    # keys under `k/` sort between `k/` and `k0` ('0' follows '/'), whatever comes after
+    return (
+        f"EXISTS (SELECT 1 FROM tags t WHERE t.doc_id = {doc_column}"
+        " AND (t.key = ? OR (t.key > ? AND t.key < ?)))"
+    )
+
+
+def tag_params(tag: str) -> tuple[str, str, str]:
+    """The parameters of `has_tag` for one tag as a person typed it (`#Area`, `area/`)."""
+    key = tag_key(tag)
+    return (key, key + "/", key + "0")
+
+
+def note_tags(conn: Any, collections: Sequence[str] = ()) -> list[tuple[int, str, str, int]]:
+    """(document id, key, tag as written, first line) of each spelling of a tag in each note
+    of the collections (all: empty), in path order: the first row of a spelling is the note
+    where it is seen first."""
+    where = f" WHERE d.collection IN ({','.join('?' * len(collections))})" if collections else ""
+    rows = conn.execute(
+        "SELECT t.doc_id, t.key, t.tag, min(t.line) AS first FROM tags t"
+        " JOIN documents d ON d.id = t.doc_id" + where + " GROUP BY t.doc_id, t.tag"
+        " ORDER BY d.collection, d.path, first, t.tag",
+        tuple(collections),
+    )
+    return [(r[0], r[1], r[2], r[3]) for r in rows]
