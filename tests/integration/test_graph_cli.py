@@ -97,6 +97,39 @@ def test_human_output(example: Engram) -> None:
     assert "  Projects/Mobile App.md:19  Design lead: [[People/Kenji Sato]]." in result.output
     result = CliRunner().invoke(cli, ["graph", "unresolved"])
     assert "[[Roasters]]" in result.output and "alias of Roasting Partners.md" in result.output
+    result = CliRunner().invoke(cli, ["graph", "links", "Projects/Mobile App.md"])
+    assert result.output == (
+        "Projects/Mobile App.md: 3 links\n"
+        "  12: [[Reference/Payment Providers]] -> Reference/Payment Providers.md\n"
+        "  17: [[Projects/Pricing Model#Decision]] -> Projects/Pricing Model.md\n"
+        "  19: [[People/Kenji Sato]] -> People/Kenji Sato.md\n"
+    )
+
+
+@pytest.mark.slow  # a process of its own, to see what it imports
+def test_link_listings_leave_the_graph_library_unloaded(
+    example: Engram, xdg: dict[str, str]
+) -> None:
+    """backlinks, links and unresolved read stored links and build no graph, so networkx (a
+    quarter of a second to import) stays out of them."""
+    code = (
+        "import sys\n"
+        "from engram.cli.main import main\n"
+        "for args in (['backlinks', 'Kenji'], ['links', 'Home'], ['unresolved']):\n"
+        "    assert main(['graph', *args, '--json']) == 0\n"
+        "print('\\n'.join(sorted(sys.modules)), file=sys.stderr)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**os.environ, **xdg},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    loaded = set(proc.stderr.split())
+    assert "engram.graph.links" in loaded  # the check looks at the right process
+    assert "networkx" not in loaded
 
 
 def test_real_process_answers_and_explains_mistakes(

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from engram.graph.links import REACH, context
+from engram.graph.links import REACH, _cut, context
 from engram.vault.spans import line_spans
 
 WORDS = " ".join(f"w{i:03d}" for i in range(200))  # 999 characters, single spaces
@@ -54,6 +54,20 @@ def test_context_is_the_whole_line_squeezed_then_cut_around_the_link(
     assert len(got.strip("…")) <= width
     if at is not None and len(line) > 2 * width:
         assert LINK in got  # the link itself is in view, a third of the way in
+
+
+SINGLE_SPACED = [c for c in CASES if " ".join(c[1].split()) == c[1]]
+
+
+@pytest.mark.parametrize(
+    ("line", "at", "width"), [c[1:] for c in SINGLE_SPACED], ids=[c[0] for c in SINGLE_SPACED]
+)
+def test_a_single_spaced_line_is_cut_the_same_without_squeezing(
+    line: str, at: int | None, width: int
+) -> None:
+    """A note's line already single-spaced is cut with no squeezing (its windows would not
+    change): the cuts are the same."""
+    assert _cut(line, at, width, squeezed=True) == reference(line, at, width)
 
 
 def test_each_of_many_links_on_a_long_line_gets_its_own_cut() -> None:

@@ -137,6 +137,13 @@ def echo_json(value: Any) -> None:
     click.echo(json_safe(json.dumps(value, ensure_ascii=False, indent=2, default=str)))
 
 
+def echo_lines(lines: list[str]) -> None:
+    """Print lines in one write (echoing 10,000 lines one by one, each call flushing, took
+    40 to 90 ms). Escaping is the caller's."""
+    if lines:
+        click.echo("\n".join(lines))
+
+
 def say(text: str, err: bool = False) -> None:
     """Print text that may hold names and text from the vault: control characters are escaped
     (lines and tabs kept), so a file name cannot drive the terminal. Colour goes on after."""

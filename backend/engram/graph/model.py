@@ -4,7 +4,9 @@ Nodes are indexed notes (document ids); an edge A -> B carries the number of lin
 B that resolve to B. Self-links (`[[#Heading]]`) and links to attachments or to nothing are
 not edges. Everything expensive is computed once per graph and kept (the facade rebuilds the
 graph only when the index changed), and everything random uses a fixed seed, so the same
-vault always gives the same answer.
+vault always gives the same answer. networkx is imported when a graph is built, not with this
+module: backlinks, links and unresolved links never build one, and its import alone takes a
+quarter of a second.
 """
 
 from __future__ import annotations
@@ -15,8 +17,6 @@ import threading
 from collections import deque
 from collections.abc import Iterable
 from typing import Any
-
-import networkx as nx
 
 SEED = 42
 # Betweenness costs one breadth-first search per source note, each visiting every node and
@@ -32,6 +32,8 @@ class VaultGraph:
     def __init__(
         self, notes: Iterable[tuple[int, str, str]], edges: Iterable[tuple[int, int, int]]
     ) -> None:
+        import networkx as nx
+
         self.g: Any = nx.DiGraph()
         self.info: dict[int, tuple[str, str]] = {}  # id -> (path, title)
         for doc_id, path, title in sorted(notes, key=lambda n: n[1]):
@@ -66,6 +68,8 @@ class VaultGraph:
         """The graph with link direction dropped; weights of A->B and B->A add up."""
         with self._lock:
             if self._undirected is None:
+                import networkx as nx
+
                 u = nx.Graph()
                 u.add_nodes_from(self.g.nodes)
                 for a, b, w in self.g.edges(data="weight"):
@@ -120,6 +124,8 @@ class VaultGraph:
 
     def shortest_path(self, a: int, b: int, directed: bool = False) -> list[tuple[int, str | None]]:
         """The fewest-hops chain from a to b as (node, direction from the previous node)."""
+        import networkx as nx
+
         graph = self.g if directed else self.undirected()
         try:
             nodes = nx.shortest_path(graph, a, b)
@@ -133,6 +139,8 @@ class VaultGraph:
 
     def pagerank(self, personalization: dict[int, float] | None = None) -> dict[int, float]:
         """PageRank over links weighted by count; personalised when seeds are given."""
+        import networkx as nx
+
         if len(self) == 0:
             return {}
         if personalization:
@@ -157,6 +165,8 @@ class VaultGraph:
         nodes = [n for n, r in relevance.items() if n in self.info and r > 0]
         if not nodes:
             return {}
+        import networkx as nx
+
         sub = self.g.subgraph(nodes)
         weights = {n: relevance[n] for n in nodes}
         ranks = nx.pagerank(sub, alpha=PAGERANK_ALPHA, personalization=weights, weight="weight")
@@ -226,6 +236,8 @@ def _bfs(step: Any, start: int, depth: int) -> dict[int, int]:
 
 
 def _betweenness(graph: Any) -> tuple[dict[int, float], str]:
+    import networkx as nx
+
     n = graph.number_of_nodes()
     samples = max(MIN_SAMPLES, BETWEENNESS_BUDGET // max(n + graph.number_of_edges(), 1))
     if samples >= n:
