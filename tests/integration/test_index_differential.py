@@ -314,6 +314,8 @@ def fresh_drift(e: Engram, tmp: Path, root: Path) -> list[verify.Drift]:
         mine, theirs = _graph(e), _graph(fresh)
         if mine != theirs:
             drift.append(verify.Drift("graph", tuple(mine), tuple(theirs)))
+        if e.tags() != fresh.tags():  # the spelling shown depends on every note's tags
+            drift.append(verify.Drift("tag list", (e.tags(),), (fresh.tags(),)))
         return drift
 
 

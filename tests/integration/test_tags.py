@@ -1,6 +1,6 @@
 """Tags as Obsidian: every face that filters or counts by tag ignores case and folds nested
-tags into their parents; an index made before tag keys existed is upgraded in place to what a
-new index holds."""
+tags into their parents; `engram tags` lists them as the tag pane does; an index made before
+tag keys existed is upgraded in place to what a new index holds."""
 
 from __future__ import annotations
 
@@ -11,10 +11,15 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from engram import config
+from engram.cli import commands  # noqa: F401  (registers the commands)
+from engram.cli.main import cli
+from engram.errors import NotFoundError
 from engram.index import verify
 from engram.service import Engram
+from engram.service.tags import TagCount, TagList
 from engram.store.db import sqlite_module
 from engram.store.filters import Filters
 from tests.conftest import write_tree
@@ -91,6 +96,7 @@ def test_an_index_from_before_tag_keys_is_upgraded_to_what_a_new_one_holds(
                 verify.snapshot(upgraded.db.conn, "v"), verify.snapshot(fresh.db.conn, "v")
             )
             assert not drift, "\n".join(d.describe() for d in drift)
+        assert upgraded.tags() == EXPECTED
         assert paths(upgraded, "tag:PROJECT/alpha") == {"Plan.md", "Ops/Deep.md"}
     finally:
         upgraded.close()
@@ -124,3 +130,81 @@ def test_facts_are_filtered_by_tag_in_any_case_and_by_parent(mem: Engram) -> Non
 def test_tags_from_the_fact_writer_are_one_per_tag_whatever_the_case(mem: Engram) -> None:
     fact = mem.fact_add("Ship on Fridays.", "decision", tags=["Release", "release", "#RELEASE"])
     assert fact.tags == ("Release",)
+
+
+# --- engram tags ------------------------------------------------------------------------------
+
+EXPECTED = TagList(
+    (
+        TagCount("area", 1),
+        TagCount("area/Business", 1),
+        TagCount("project", 3),  # Plan has `Project` and `project/alpha`: counted once
+        TagCount("project/Alpha", 2),  # one note each way: Ops/Deep.md comes first by path
+        TagCount("project/Alpha/deep", 1),
+        TagCount("project/beta", 1),
+        TagCount("projects", 1),
+        TagCount("todo", 2),
+    ),
+    3,
+)
+
+
+def test_the_tag_list_is_the_tag_pane(tagged: Engram) -> None:
+    assert tagged.tags() == EXPECTED
+    assert tagged.tags(["v"]) == EXPECTED
+    by_count = [t.name for t in tagged.tags(sort="count").tags]
+    assert by_count[:2] == ["project", "project/Alpha"] and by_count[-1] == "projects"
+
+
+def test_each_count_is_what_a_tag_filter_finds_in_any_case(tagged: Engram) -> None:
+    for t in tagged.tags().tags:
+        for typed in (t.name, t.name.upper(), f"#{t.name.lower()}/"):
+            assert len(paths(tagged, f'tag:"{typed}"')) == t.count, typed
+
+
+def test_an_edit_changes_the_counts_and_spellings_as_a_new_index_would(
+    tagged: Engram, tmp_path: Path
+) -> None:
+    root = tmp_path / "vault"
+    (root / "More.md").write_text("# More\n\n#Todo #TODO/Later #Area\n", encoding="utf-8")
+    (root / "Extra.md").write_text("# Extra\n\n#Todo\n", encoding="utf-8")
+    (root / "Ops/Deep.md").unlink()
+    tagged.update()
+    names = {t.name: t.count for t in tagged.tags().tags}
+    assert names["Todo"] == 3 and names["Todo/Later"] == 1 and names["Area"] == 2
+    assert "projects" not in names and names["project"] == 2
+    with fresh_index(tmp_path, root) as fresh:
+        assert fresh.tags() == tagged.tags()
+
+
+def run(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, ["tags", *args], catch_exceptions=False)
+    return result.exit_code, result.output
+
+
+def test_engram_tags_prints_the_pane_and_json(tagged: Engram) -> None:
+    code, out = run()
+    assert code == 0
+    assert out.splitlines() == [
+        "area        1",
+        "  Business  1",
+        "project     3",
+        "  Alpha     2",
+        "    deep    1",
+        "  beta      1",
+        "projects    1",
+        "todo        2",
+    ]
+    code, out = run("--json", "--sort", "count", "-c", "v")
+    data = json.loads(out)
+    assert code == 0 and data["notes"] == 3
+    assert data["tags"][0] == {"name": "project", "count": 3}
+    assert {t["name"] for t in data["tags"]} == {t.name for t in EXPECTED.tags}
+
+
+def test_engram_tags_with_no_tags_and_an_unknown_collection(engram: Engram, tmp_path: Path) -> None:
+    engram.collection_add(str(write_tree(tmp_path / "empty", {"a.md": "# A\n"})), "v")
+    engram.update()
+    assert run() == (0, "no tags\n")
+    with pytest.raises(NotFoundError, match="no collection named 'nope'"):
+        engram.tags(["nope"])

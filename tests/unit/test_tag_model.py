@@ -1,5 +1,5 @@
-"""Tags as Obsidian has them: case ignored, a nested tag inside its parents, shown in the
-spelling most used. The SQL match is checked against a plain definition over random tags."""
+"""Tags as Obsidian has them: case ignored, a nested tag inside its parents, a list like the tag
+pane's. The SQL match and the count are checked against a plain definition over random tags."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engram.service.tags import spellings
+from engram.service.codec import decode, encode
+from engram.service.tags import MAX_LEVELS, TagCount, TagList, count_tags, spellings
 from engram.store import migrations
 from engram.store.db import sqlite_module
 from engram.store.filters import Filters, where
@@ -108,3 +109,74 @@ def rows_of(notes: list[list[str]]) -> list[tuple[int, str, str, int]]:
 def test_the_most_used_spelling_names_a_tag() -> None:
     notes = [["tag"], ["Tag"], ["Tag"], ["TAG/sub"]]
     assert spellings(rows_of(notes)) == {"tag": "Tag", "tag/sub": "Tag/sub"}
+
+
+# --- the tag pane ----------------------------------------------------------------------------
+
+
+def test_the_pane_folds_case_nests_tags_and_counts_each_note_once() -> None:
+    notes = [
+        ["Project", "project/alpha", "TODO"],
+        ["Project/Alpha/deep", "projects", "todo"],
+        ["todo", "project/beta", "project/alpha"],
+    ]
+    got = count_tags(rows_of(notes))
+    assert got == TagList(
+        (
+            TagCount("Project", 3),
+            TagCount("Project/alpha", 3),  # `alpha` in two notes, `Alpha` in one
+            TagCount("Project/alpha/deep", 1),
+            TagCount("Project/beta", 1),
+            TagCount("projects", 1),
+            TagCount("todo", 3),
+        ),
+        3,
+    )
+    by_count = count_tags(rows_of(notes), sort="count")
+    assert [t.name for t in by_count.tags] == [
+        "Project",
+        "Project/alpha",
+        "Project/alpha/deep",
+        "Project/beta",
+        "todo",
+        "projects",
+    ]
+
+
+def test_no_tags_and_empty_tags() -> None:
+    assert count_tags([]) == TagList((), 0)
+    assert count_tags(rows_of([["/"], []])) == TagList((), 0)
+
+
+def test_a_very_deep_tag_is_listed_under_its_first_levels() -> None:
+    deep = "/".join(f"L{i}" for i in range(MAX_LEVELS + 50))
+    got = count_tags(rows_of([[deep], [deep.lower()]]))
+    assert len(got.tags) == MAX_LEVELS
+    assert [t.name for t in got.tags[:2]] == ["L0", "L0/L1"]
+    assert got.tags[-1] == TagCount(deep, 2)  # the tag itself, with all its levels
+
+
+@given(st.lists(st.lists(TAGS, max_size=4), max_size=6), st.sampled_from(["name", "count"]))
+def test_the_pane_counts_what_a_tag_filter_finds_and_nests_each_tag_under_its_parent(
+    notes: list[list[str]], sort: str
+) -> None:
+    got = count_tags(rows_of(notes), sort)
+    names = [t.name for t in got.tags]
+    keys = [tag_key(n) for n in names]
+    every_level = {
+        "/".join(tag_key(tag).split("/")[: i + 1])
+        for tags in notes
+        for tag in tags
+        for i in range(tag_key(tag).count("/") + 1)
+    }
+    assert sorted(keys) == sorted(every_level)  # each tag and parent once, case folded
+    for position, t in enumerate(got.tags):
+        carriers = [tags for tags in notes if any(same_or_under(x, t.name) for x in tags)]
+        assert t.count == len(carriers), t
+        parent = t.name.rpartition("/")[0]
+        if parent:  # right after its parent, or after an earlier sibling's subtree
+            assert parent in names[:position]
+            between = names[names.index(parent) + 1 : position]
+            assert all(n.startswith(parent + "/") for n in between)
+    assert got.notes == sum(1 for tags in notes if tags)
+    assert decode(TagList, encode(got)) == got

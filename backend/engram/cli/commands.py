@@ -14,4 +14,5 @@ from engram.cli import (  # noqa: F401
     serve_cmds,
     session_cmds,
     sync_cmds,
+    tags_cmds,
 )

@@ -85,6 +85,7 @@ if TYPE_CHECKING:
     from engram.service.reflect import ReflectResult, ReflectService
     from engram.service.semantic import EmbeddingState, ModelsList, SemanticService
     from engram.service.sync import SyncCheck, SyncService, SyncSetup, SyncStatus
+    from engram.service.tags import TagList
     from engram.service.upkeep import BenchReport, CleanupReport, Status, UpkeepService
     from engram.store.filters import Filters
     from engram.store.search import FtsHit
@@ -1025,6 +1026,15 @@ class Engram(Core):
     def rebuild(self, progress: Progress | None = None) -> RebuildReport:
         """Make every derived table again from the files in a new index file and swap it in."""
         return self._rebuild.rebuild(progress)
+
+    # -- tags (service/tags.py) -----------------------------------------------------------
+
+    def tags(self, collections: Sequence[str] = (), sort: str = "name") -> TagList:
+        """Every tag with its number of notes, as Obsidian's tag pane shows them: case
+        ignored, nested tags after their parent, whose count includes their notes."""
+        from engram.service.tags import tag_list
+
+        return tag_list(self, collections, sort)
 
     # -- the graph (service/graph.py) ------------------------------------------------------
 

@@ -57,6 +57,7 @@ OPERATIONS: tuple[Operation, ...] = (
     _read("model_status"),
     _read("query_stages"),
     _read("check_links"),
+    _read("tags"),
     _write("update"),
     _write("embed"),
     _write("rebuild"),
