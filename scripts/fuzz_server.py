@@ -25,7 +25,7 @@ from pathlib import Path
 
 import serve_harness
 
-from engram.server.routes import openapi_document
+from engram.server.openapi import document as openapi_document
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "vaults" / "example"
 LOGGED = re.compile(r"aiohttp\.access: (\S+) (\S*) (\d{3}) ")

@@ -371,7 +371,7 @@ def test_http_documents_never_follow_a_symlink_out_of_the_vault(
         status, body = d.call("GET", "/v1/documents?ref=victim.md")
         assert status == 404 and SECRET not in str(body)
         for words in (SECRET, "victimword"):
-            status, body = d.call("POST", "/v1/query", {"q": words, "mode": "search"})
+            status, body = d.call("POST", "/v1/search", {"q": words})
             assert status == 200 and SECRET not in str(body), body
     finally:
         assert d.stop() == 0

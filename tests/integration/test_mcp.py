@@ -187,7 +187,7 @@ async def test_every_tool_returns_real_content(vault: Path, tmp_path: Path) -> N
         deep = json.loads(await call(s, "memory_deep_search", query="Stripe"))
         assert deep["sources"] == ["local"]
         assert deep["notes"] == ["local only: sync is not configured"]
-        assert stored["id"] in [r.get("id") for r in deep["results"]]
+        assert stored["id"] in [r["hit"].get("fact", {}).get("id") for r in deep["results"]]
 
         logged = json.loads(
             await call(s, "memory_log", messages=[{"role": "user", "text": "We chose oat milk"}])
@@ -362,13 +362,13 @@ async def test_a_running_daemon_answers_for_the_mcp_server(vault: Path, tmp_path
             d.call("POST", "/v1/active-note", {"path": None})  # the plugin unloaded
             assert "no Obsidian is connected" in await call(s, "active_note")
             stored = json.loads(await call(s, "memory_recall", query="Mondays"))["results"][0]
-            assert stored["source"] == "mcp" and stored["createdBy"] == "test-agent"
+            assert stored["fact"]["source"] == "mcp" and stored["fact"]["createdBy"] == "test-agent"
 
         async with session(tmp_path / "mcp.log", "--no-daemon") as s:
-            before = logged(d, "POST /v1/query")
+            before = logged(d, "POST /v1/search")
             assert json.loads(await call(s, "search", query="tiered pricing"))["results"]
             await anyio.sleep(0.5)  # a line it did write would be there by now
-            assert logged(d, "POST /v1/query") == before
+            assert logged(d, "POST /v1/search") == before
             assert "--no-daemon" in await call(s, "active_note")
 
         async with session(tmp_path / "mcp.log") as s:

@@ -61,9 +61,9 @@ def test_recall_daily_context(run: EngramCli, env: dict[str, str], vault: Path) 
     added = run.json(env, "fact", "add", "Learned that light roasts need a finer grind.")
     run.json(env, "fact", "add", "The office plant needs water.", "--importance", "0.1")
     hits = run.json(env, "recall", "light roasts grind")
-    assert hits[0]["id"] == added["id"] and hits[0]["kind"] == "fact"
+    assert hits[0]["fact"]["id"] == added["id"] and hits[0]["kind"] == "fact"
     assert {"score", "relevance", "importance", "recency", "path"} <= set(hits[0])
-    assert run.json(env, "recall", "grind", "--since", "yesterday")[0]["id"] == added["id"]
+    assert run.json(env, "recall", "grind", "--since", "yesterday")[0]["fact"]["id"] == added["id"]
     assert run.json(env, "recall", "grind", "--until", "last week") == []
     assert run.json(env, "recall", "grind", "--type", "decision") == []
     with_notes = run.json(env, "recall", "pricing tiers", "--notes")

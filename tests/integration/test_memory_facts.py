@@ -31,7 +31,7 @@ PLUGIN_KEYS = {
     "contradictsWith",
     "timestamp",
     "updatedAt",
-    "sync",
+    "syncState",
 }
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "backend" / "engram"
 ARCHITECTURE = PACKAGE.parents[1] / "docs" / "architecture.md"
-ANYONE = {"errors", "printable", "__init__", "__version__"}  # stdlib-only helpers
+ANYONE = {"errors", "printable", "codec", "__init__", "__version__"}  # stdlib-only helpers
 
 
 def module_map() -> dict[str, set[str]]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import inspect
 
 from engram.memory import ledger_raw
-from engram.server import routes, routes_ledger, routes_memory, routes_notes
+from engram.server import routes, routes_ledger, routes_memory, routes_notes, routes_ops
 from engram.service import Engram
 from engram.service.daemon import MAX_LINES, DaemonEngram
 from engram.service.operations import (
@@ -22,7 +22,8 @@ from engram.service.operations import (
 def served() -> set[str]:
     """Every "METHOD /path" the daemon's app serves."""
     out = set()
-    for table in (routes.routes, routes_memory.routes, routes_notes.routes, routes_ledger.routes):
+    tables = (routes, routes_ops, routes_memory, routes_notes, routes_ledger)
+    for table in (t.routes for t in tables):
         for route in table:
             out.add(f"{route.method} {route.path}")  # type: ignore[attr-defined]
     return out
@@ -45,12 +46,27 @@ def test_every_listed_operation_exists_and_every_route_is_served() -> None:
             assert op.route in routes_served, f"{op.name}: {op.route} is not served"
 
 
+def test_each_request_type_is_its_facade_methods_parameters() -> None:
+    """Names, order and defaults: a request is a facade call, so they cannot drift apart."""
+    for op in OPERATIONS:
+        if op.request is None:
+            continue
+        local = inspect.signature(getattr(Engram, op.name)).parameters
+        declared = inspect.signature(op.request).parameters
+        named = [p for p, x in local.items() if p != "self" and x.kind != x.VAR_KEYWORD]
+        assert list(declared) == named, op.name  # **fields: in-process only
+        for name, param in declared.items():
+            assert local[name].default == param.default, (op.name, name)
+        if op.vault:
+            assert op.vault in declared, op.name
+
+
 def test_the_daemon_backed_engram_has_the_local_signature_of_each_routed_operation() -> None:
     for op in OPERATIONS:
         own = op.name in vars(DaemonEngram)
         sent = op.route is not None and op.name not in IN_PROCESS
         assert own == sent, f"{op.name}: route {op.route}, client {own}"
-        if own:
+        if own and op.request is None:
             local = inspect.signature(getattr(Engram, op.name))
             remote = inspect.signature(getattr(DaemonEngram, op.name))
             assert list(remote.parameters) == list(local.parameters), op.name

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engram.service.codec import decode, encode
+from engram.codec import decode, encode
 from engram.service.tags import MAX_LEVELS, TagCount, TagList, count_tags, spellings
 from engram.store import migrations
 from engram.store.db import sqlite_module

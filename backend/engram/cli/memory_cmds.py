@@ -30,13 +30,6 @@ def fact_line(fact: Any) -> str:
     return _line(fact.id, fact.fact_type, fact.importance, fact.title, fact.lifecycle, fact.path)
 
 
-def fact_json_line(d: dict[str, Any]) -> str:
-    """`fact_line` of a fact's JSON shape (what the daemon sends)."""
-    return _line(
-        d["id"], d["factType"], d["importanceScore"], d["title"], d["lifecycleState"], d["path"]
-    )
-
-
 def _line(fid: str, kind: str, importance: float, title: str, life: str, path: str) -> str:
     state = "" if life == "active" else f" ({life})"
     return f"{fid[:8]}  [{kind}|i={importance:.2f}]  {title}{state}  — {path}"

@@ -243,7 +243,7 @@ def query(
         # the stage summary belongs in the document a program reads, as in the HTTP API
         echo_json(
             {
-                "results": [wire.search_result_to_json(r) for r in results],
+                "results": [wire.to_json(r) for r in results],
                 "stages": stages,
                 "expansions": list(expansions),
                 "notices": list(notices),

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from engram.cli.main import State, cli, daemon_option, echo_json, pass_state, say
-from engram.cli.memory_cmds import fact_json_line, fact_line, vault_option
+from engram.cli.memory_cmds import fact_line, vault_option
+from engram.codec import encode
+
+if TYPE_CHECKING:
+    from engram.service import RecallHit
 
 
 @cli.command()
@@ -52,15 +56,14 @@ def recall(
         deep_search(state, text, options, all_states, vault, as_json)
         return
     states = ("active", "dormant", "merged", "archived", "pruned") if all_states else None
-    found = state.engram.recall(text, vault=vault, states=states, **options)
-    hits = [h.to_dict() for h in found]
+    hits = state.engram.recall(text, vault=vault, states=states, **options)
     if as_json:
-        echo_json(hits)
+        echo_json(encode(hits))
         return
     if not hits:
         say("nothing recalled")
     for h in hits:
-        say(f"{h['score']:.3f}  {hit_line(h)}")
+        say(f"{h.score:.3f}  {hit_line(h)}")
 
 
 def deep_search(
@@ -77,23 +80,23 @@ def deep_search(
         raise click.UsageError("--deep takes no filters: it searches every live fact and note")
     if not text.strip():
         raise click.UsageError("--deep needs a query")
-    found = state.engram.deep_search(text, options["n"], vault).to_dict()
+    found = state.engram.deep_search(text, options["n"], vault)
     if as_json:
-        echo_json(found)
+        echo_json(encode(found))
         return
-    if not found["results"]:
+    if not found.hits:
         say("nothing found")
-    for h in found["results"]:
-        say(f"{h['score']:.4f}  {h['source']:6}  {hit_line(h)}")
-    for note in found["notes"]:
+    for h in found.hits:
+        say(f"{h.score:.4f}  {h.source:6}  {hit_line(h.hit)}")
+    for note in found.notes:
         say(f"note: {note}")
 
 
-def hit_line(hit: dict[str, Any]) -> str:
-    """A recall hit (JSON shape) for people: the fact's line, or the note's title and path."""
-    if hit.get("kind") == "note":
-        return f"note      {hit['title']}  — {hit['path']}"
-    return fact_json_line(hit)
+def hit_line(hit: RecallHit) -> str:
+    """A recall hit for people: the fact's line, or the note's title and path."""
+    if hit.fact is None:
+        return f"note      {hit.title}  — {hit.path}"
+    return fact_line(hit.fact)
 
 
 @cli.command()

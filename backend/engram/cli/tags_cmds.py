@@ -43,7 +43,7 @@ def tags(state: State, collections: tuple[str, ...], sort: str, as_json: bool) -
     """
     found = state.engram.tags(collections, sort)
     if as_json:
-        from engram.service.codec import encode
+        from engram.codec import encode
 
         echo_json(encode(found))
         return

@@ -14,13 +14,26 @@ TYPES = (
     "decision, observation, plan, project, error, insight, correction, learning, lesson, "
     "steering_rule, preference, session_summary, commitment, relationship, fact, feeling"
 )
-NOISE = {"sync", "convexId", "vaultSyncedAt", "accessCount", "supersedes", "supersededBy"}
+NOISE = {
+    "syncState",
+    "convexId",
+    "vaultSyncedAt",
+    "accessCount",
+    "lastAccess",
+    "supersedes",
+    "supersededBy",
+}
 NOTHING = "nothing recalled: store facts with memory_store_fact, or try other words"
 
 
 def compact(item: dict[str, Any]) -> dict[str, Any]:
-    """A fact or recall hit without bookkeeping fields and empty values."""
-    return {k: v for k, v in item.items() if k not in NOISE and v not in (None, "", [], {})}
+    """A fact or recall hit (and the fact or hit inside it) without bookkeeping fields and
+    empty values."""
+    return {
+        k: compact(v) if isinstance(v, dict) and k in ("fact", "hit") else v
+        for k, v in item.items()
+        if k not in NOISE and v not in (None, "", [], {})
+    }
 
 
 async def store_fact(gw: Gateway, a: dict[str, Any]) -> str:

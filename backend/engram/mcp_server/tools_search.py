@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from engram import codec
 from engram.mcp_server import schema as s
 from engram.mcp_server.gateway import Gateway
 from engram.mcp_server.output import fit_json, render_document, render_documents
@@ -84,12 +85,13 @@ async def run_search(gw: Gateway, a: dict[str, Any], mode: str) -> str:
     def work(e: Any) -> dict[str, Any]:
         f = filters_from_json(raw_filters)
         if mode == "query":
-            run = e.query_run(q, n, cols, min_score, full, filters=f, **options)
-            data: dict[str, Any] = run.to_dict()
+            data: dict[str, Any] = codec.encode(
+                e.query_run(q, n, cols, min_score, full, filters=f, **options)
+            )
             return data
         fn = e.vsearch if mode == "vsearch" else e.search
         found = fn(q, n, cols, min_score, full, filters=f, **options)
-        return {"results": [wire.search_result_to_json(r) for r in found], "notices": []}
+        return {"results": [wire.to_json(r) for r in found], "notices": []}
 
     data = await gw.run(work)
     payload: dict[str, Any] = {"results": [compact(r) for r in data["results"]]}
@@ -127,7 +129,7 @@ async def multi_get(gw: Gateway, a: dict[str, Any]) -> str:
     """Several documents (in-process: plain reads of the index and files, no model)."""
     spec = ",".join(a["paths"])
     docs = await gw.run(lambda e: e.multi_get(spec, a["max_bytes"], a.get("max_lines")))
-    return render_documents([wire.document_to_json(d) for d in docs], a["max_chars"])
+    return render_documents([wire.to_json(d) for d in docs], a["max_chars"])
 
 
 async def status(gw: Gateway, a: dict[str, Any]) -> str:
@@ -159,7 +161,7 @@ async def active_note(gw: Gateway, a: dict[str, Any]) -> str:
     text = fit_json(payload, a["max_chars"] // (2 if a["include_text"] else 1))
     if not a["include_text"]:
         return text
-    doc = await gw.run(lambda e: wire.document_to_json(e.get(uri)))
+    doc = await gw.run(lambda e: wire.to_json(e.get(uri)))
     return text + "\n\n" + render_document(doc, a["max_chars"] - len(text) - 2)
 
 

@@ -13,8 +13,9 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, ClassVar
 
+from engram.codec import Score, encode
 from engram.errors import InvalidInputError
 
 SOURCES = ("structural", "potential", "contextual", "daily", "search", "graph", "reflection")
@@ -41,10 +42,12 @@ class ContextItem:
 
     source: str
     text: str
-    score: float
+    score: Score
     ref: str  # vault path, or a fact id for facts
     title: str = ""
     truncated: bool = False
+
+    WIRE_EXTRA: ClassVar[dict[str, str]] = {"tokens": "tokens"}
 
     @property
     def tokens(self) -> int:
@@ -52,16 +55,9 @@ class ContextItem:
         return estimate_tokens(self.text + SEPARATOR)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON shape."""
-        return {
-            "source": self.source,
-            "ref": self.ref,
-            "title": self.title,
-            "score": round(self.score, 4),
-            "tokens": self.tokens,
-            "truncated": self.truncated,
-            "text": self.text,
-        }
+        """JSON shape (service/codec.py)."""
+        data: dict[str, Any] = encode(self)
+        return data
 
 
 def profile_order(profile: str) -> tuple[str, ...]:

@@ -7,7 +7,9 @@ import re
 import unicodedata
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
+
+from engram.codec import arg, encode
 
 # factType -> folder under the facts root (DESIGN.md "Facts"; `lesson` is the seed's name
 # for what the keyword rules infer from "learned / realized / never again").
@@ -131,9 +133,9 @@ class Fact:
     scope: str = "default"
     tags: tuple[str, ...] = ()
     entities: tuple[str, ...] = ()  # names, written as "[[name]]" in the note
-    importance: float = 0.5
+    importance: float = arg(0.5, wire="importanceScore")
     confidence: float = 1.0
-    lifecycle: str = "active"
+    lifecycle: str = arg("active", wire="lifecycleState")
     superseded_by: str | None = None
     supersedes: str | None = None
     contradicts_with: tuple[str, ...] = ()
@@ -143,8 +145,16 @@ class Fact:
     path: str = ""
     access_count: int = 0
     last_access: dt.datetime | None = None
-    sync_status: str | None = None  # from the sync bookkeeping, when the vault syncs
+    # from the sync bookkeeping, when the vault syncs; on the wire as `syncState`
+    sync_status: str | None = arg(None, wire="syncState")
     warnings: tuple[str, ...] = ()  # what failed after a write stored it (not in the note)
+
+    # derived values the JSON carries too (`updatedAt` always says when it last changed)
+    WIRE_EXTRA: ClassVar[dict[str, str]] = {
+        "importanceTier": "tier",
+        "updatedAt": "changed_at",
+        "syncState": "sync_state",
+    }
 
     @property
     def tier(self) -> str:
@@ -165,29 +175,5 @@ class Fact:
 
     def to_dict(self) -> dict[str, Any]:
         """The Fact JSON the plugin, the HTTP API and `--json` share (docs/memory.md)."""
-        return {
-            "id": self.id,
-            "path": self.path,
-            "title": self.title,
-            "text": self.text,
-            "factType": self.fact_type,
-            "importanceScore": self.importance,
-            "importanceTier": self.tier,
-            "confidence": self.confidence,
-            "lifecycleState": self.lifecycle,
-            "tags": list(self.tags),
-            "entities": list(self.entities),
-            "supersededBy": self.superseded_by,
-            "supersedes": self.supersedes,
-            "contradictsWith": list(self.contradicts_with),
-            "timestamp": iso(self.timestamp),
-            "updatedAt": iso(self.changed_at),
-            "source": self.source,
-            "createdBy": self.created_by,
-            "scope": self.scope,
-            "lastEditedBy": self.last_edited_by,
-            "convexId": self.convex_id,
-            "vaultSyncedAt": iso(self.vault_synced_at) if self.vault_synced_at else None,
-            "accessCount": self.access_count,
-            "sync": {"state": self.sync_state},
-        } | ({"warnings": list(self.warnings)} if self.warnings else {})
+        data: dict[str, Any] = encode(self)
+        return data

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
+from engram.codec import Score, encode
 from engram.memory.context import ContextItem, join
 from engram.memory.model import Fact
 from engram.memory.wake import Checkpoint, Recent
@@ -47,25 +48,17 @@ class RecallHit:
     kind: str  # fact | note
     path: str
     title: str
-    score: float
-    relevance: float
-    importance: float
-    recency: float
+    score: Score
+    relevance: Score
+    importance: Score
+    recency: Score
     fact: Fact | None = None
     snippet: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        """The fact's JSON (or path/title/snippet for a note) plus the score breakdown."""
-        base = self.fact.to_dict() if self.fact else {"path": self.path, "title": self.title}
-        return {
-            "kind": self.kind,
-            **base,
-            "snippet": self.snippet,
-            "score": round(self.score, 4),
-            "relevance": round(self.relevance, 4),
-            "importance": round(self.importance, 4),
-            "recency": round(self.recency, 4),
-        }
+        """JSON shape (service/codec.py)."""
+        data: dict[str, Any] = encode(self)
+        return data
 
 
 @dataclass(frozen=True)
@@ -108,6 +101,8 @@ class ContextResult:
     query: str | None
     items: tuple[ContextItem, ...]
 
+    WIRE_EXTRA: ClassVar[dict[str, str]] = {"usedTokens": "used_tokens", "text": "text"}
+
     @property
     def text(self) -> str:
         """All items as one text (never over the budget)."""
@@ -119,15 +114,9 @@ class ContextResult:
         return sum(it.tokens for it in self.items)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON shape."""
-        return {
-            "profile": self.profile,
-            "budget": self.budget,
-            "usedTokens": self.used_tokens,
-            "query": self.query,
-            "items": [it.to_dict() for it in self.items],
-            "text": self.text,
-        }
+        """JSON shape (service/codec.py)."""
+        data: dict[str, Any] = encode(self)
+        return data
 
 
 @dataclass(frozen=True)

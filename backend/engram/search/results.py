@@ -1,10 +1,12 @@
-"""Result values shared by every search mode and every output format (their JSON shape is
-service/wire.py's)."""
+"""Result values shared by every search mode and every output format (their JSON is the
+codec's, service/codec.py)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from engram.codec import Score, arg
 
 
 @dataclass(frozen=True)
@@ -15,7 +17,7 @@ class SearchResult:
     collection: str
     path: str  # relative to the collection
     title: str
-    score: float  # 0..1, higher is better
+    score: Score  # 0..1, higher is better
     snippet: str
     line: int
     highlights: tuple[tuple[int, int], ...] = ()
@@ -24,7 +26,9 @@ class SearchResult:
     body: str | None = None  # the full text, with --full
     passages: tuple[Passage, ...] = ()
     explain: dict[str, Any] | None = None
-    doc_id: int = field(default=0, compare=False)
+    doc_id: int = arg(0, local=True)  # the index's row id, for this process only
+
+    WIRE_EXTRA: ClassVar[dict[str, str]] = {"uri": "uri"}
 
     @property
     def uri(self) -> str:
@@ -39,7 +43,7 @@ class Passage:
     snippet: str
     line: int
     end_line: int
-    score: float
+    score: Score
     highlights: tuple[tuple[int, int], ...] = ()
 
 
@@ -56,4 +60,21 @@ class Document:
     total_lines: int = 0
     context: str | None = None
     note: str | None = None  # e.g. why a file was skipped or truncated
-    fs_path: str | None = None
+    fs_path: str | None = arg(None, wire="file")
+
+    WIRE_EXTRA: ClassVar[dict[str, str]] = {"uri": "uri"}
+
+    @property
+    def uri(self) -> str:
+        """engram://collection/path."""
+        return f"engram://{self.collection}/{self.path}"
+
+
+@dataclass(frozen=True)
+class QueryRun:
+    """Results of a hybrid query, with which stages ran and any notices for the user."""
+
+    results: list[SearchResult]
+    stages: dict[str, str]
+    notices: tuple[str, ...] = ()
+    expansions: tuple[str, ...] = ()

@@ -25,7 +25,7 @@ from engram.errors import ConflictError, InvalidInputError
 from engram.secrets import write_private
 from engram.server.locks import DaemonLock, holder, index_lock_path
 
-PROTOCOL = 1
+PROTOCOL = 2  # 2: one route per search mode, codec-shaped replies (CHANGELOG.md)
 NAME = "engram"
 
 
@@ -49,7 +49,7 @@ class Discovery:
         return f"http://127.0.0.1:{self.port}"
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON document (protocol 1; extra keys are ignored by readers)."""
+        """The JSON document (protocol 2; extra keys are ignored by readers)."""
         return {
             "name": NAME,
             "version": __version__,

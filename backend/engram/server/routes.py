@@ -6,16 +6,13 @@ Each handler parses input, calls one facade method off the event loop, and shape
 from __future__ import annotations
 
 import datetime as dt
-import json
-from collections.abc import Callable
-from functools import cache
-from importlib import resources
 from typing import Any
 
 from aiohttp import web
 
 from engram import __version__
 from engram.errors import InvalidInputError
+from engram.server import openapi
 from engram.server import validate as v
 from engram.server.discovery import NAME, PROTOCOL
 from engram.server.state import (
@@ -26,21 +23,13 @@ from engram.server.state import (
     SYNC,
     WATCHER,
     ActiveNote,
-    in_model_reader,
     in_reader,
     now_iso,
 )
-from engram.service import filters_from_json, wire
+from engram.service import wire
 
 routes = web.RouteTableDef()
 MODES = ("search", "vsearch", "query")
-
-
-@cache
-def openapi_document() -> dict[str, Any]:
-    """The OpenAPI description shipped in the package."""
-    text = resources.files("engram.server").joinpath("openapi.json").read_text(encoding="utf-8")
-    return json.loads(text)
 
 
 @routes.get("/v1/health")
@@ -52,9 +41,9 @@ async def health(request: web.Request) -> web.Response:
 
 
 @routes.get("/v1/openapi.json")
-async def openapi(request: web.Request) -> web.Response:
+async def openapi_json(request: web.Request) -> web.Response:
     """This API, described."""
-    return web.json_response(openapi_document())
+    return web.json_response(openapi.document())
 
 
 @routes.get("/v1/status")
@@ -95,68 +84,6 @@ async def status(request: web.Request) -> web.Response:
             "startedAt": app[RUNTIME].started_at,
         }
     )
-
-
-@routes.post("/v1/query")
-async def query(request: web.Request) -> web.Response:
-    """Search in one of three modes; results shaped like the CLI's --json."""
-    body = await v.json_body(request)
-    q = v.text(body, "q", required=True)
-    mode = v.text(body, "mode", default="search", max_len=16)
-    if mode not in MODES:
-        raise InvalidInputError(f"mode must be one of {', '.join(MODES)}")
-    n = v.integer(body, "n", 10, low=1, high=1000)
-    every = v.flag(body, "all")
-    collections = v.strings(body, "collections", max_len=200)
-    filters = filters_from_json(v.members(body, "filters"))
-    min_score = v.number(body, "minScore", 0.0, low=0.0, high=1.0)
-    full = v.flag(body, "full")
-    # every field is checked whatever the mode; each mode then takes the ones it knows
-    options: dict[str, Any] = {
-        "chunks": v.flag(body, "chunks"),
-        "expand": v.flag(body, "expand", default=True),
-        "rerank": v.flag(body, "rerank", default=True),
-        "candidate_limit": v.integer(body, "candidateLimit", 30, low=1, high=200),
-        "explain": v.flag(body, "explain"),
-    }
-    if mode == "search":
-        options = {}
-    elif mode == "vsearch":
-        options = {"chunks": options["chunks"]}
-    engram = request.app[ENGRAM]
-    searches: dict[str, Callable[..., Any]] = {
-        "search": engram.search,
-        "vsearch": engram.vsearch,
-        "query": engram.query_run,
-    }
-    run = in_reader if mode == "search" else in_model_reader
-    found = await run(
-        request.app,
-        searches[mode],
-        q,
-        n=None if every else n,
-        collections=collections,
-        min_score=min_score,
-        full=full,
-        filters=filters,
-        **options,
-    )
-    if mode == "query":
-        return web.json_response(found.to_dict())
-    return web.json_response({"results": wire.to_json(found), "notices": []})
-
-
-@routes.get("/v1/documents")
-async def document(request: web.Request) -> web.Response:
-    """One document by path, collection/path, engram:// URI or #docid (what `engram get` does)."""
-    params = v.query(request)
-    ref = v.text(params, "ref", required=True, max_len=2048)
-    start = v.integer(params, "from", 0, low=0, high=10_000_000)
-    lines = v.integer(params, "lines", -1, low=0, high=10_000_000) if "lines" in params else None
-    doc = await in_reader(
-        request.app, request.app[ENGRAM].get, ref, from_line=start or None, max_lines=lines
-    )
-    return web.json_response({"document": wire.document_to_json(doc)})
 
 
 async def note_rel(request: web.Request, path: Any) -> str:

@@ -10,6 +10,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from engram.memory.results import RecallHit
     from engram.search.query_flags import filter_syntax
     from engram.search.results import Document, Passage, SearchResult
     from engram.service.engram import Engram
@@ -20,6 +21,7 @@ _WHERE = {
     "Document": "engram.search.results",
     "Engram": "engram.service.engram",
     "Passage": "engram.search.results",
+    "RecallHit": "engram.memory.results",
     "SearchResult": "engram.search.results",
     "SyncReport": "engram.sync.engine",
     "filter_syntax": "engram.search.query_flags",
@@ -37,6 +39,7 @@ __all__ = [
     "Document",
     "Engram",
     "Passage",
+    "RecallHit",
     "SearchResult",
     "SyncReport",
     "filter_syntax",

@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import quote, urlencode
 
+from engram import codec
 from engram.errors import (
     ConflictError,
     EngramError,
@@ -36,17 +38,11 @@ from engram.service import wire
 if TYPE_CHECKING:
     from engram.config import Settings
     from engram.memory.ledger_raw import AppendResult
-    from engram.memory.model import Fact
     from engram.memory.observe import ObserveResult
-    from engram.memory.results import ContextResult, RecallHit
-    from engram.search.results import Document, SearchResult
     from engram.service import Engram
-    from engram.service.deep import DeepSearchResult
-    from engram.service.hybrid import QueryRun
     from engram.service.panel import NotePanel
     from engram.service.reflect import ReflectResult
     from engram.service.upkeep import Status
-    from engram.store.filters import Filters
     from engram.sync.engine import SyncReport
 
 T = TypeVar("T")
@@ -61,7 +57,6 @@ ERRORS: dict[str, type[EngramError]] = {
     "no_space": NoSpaceError,
     "not_writable": NotWritableError,
 }
-ALL_STATES = ("active", "dormant", "merged", "archived", "pruned")  # recall's allStates
 MAX_LINES = 1000  # POST /v1/ledger/raw takes this many lines (memory/ledger_raw.MAX_LINES)
 OPERATIONS = ops.by_name()
 
@@ -255,315 +250,50 @@ class DaemonEngram:
             return None, None
         return daemon, note
 
-    # -- search and documents --------------------------------------------------------------
+    # -- the declared operations (operations.py) ---------------------------------------------
 
-    def search(
-        self,
-        query: str,
-        n: int | None = 10,
-        collections: Iterable[str] = (),
-        min_score: float = 0.0,
-        full: bool = False,
-        filters: Filters | None = None,
-        with_snippets: bool = True,
-    ) -> list[SearchResult]:
-        """BM25 search (Engram.search)."""
-        cols = tuple(collections)
-        body = _query_body("search", query, n, cols, min_score, full, filters)
-        remote = None
-        if body is not None and with_snippets:
-            remote = _results_of(body)
-        return self._run(
-            "search",
-            remote,
-            lambda e: e.search(query, n, cols, min_score, full, filters, with_snippets),
-        )
+    def _send(self, op: ops.Operation, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """Run a declared operation: sent to the daemon when its request survives the wire
+        unchanged and the daemon acts on its vault, else in-process."""
+        remote = self._remote(op, args, kwargs)
+        return self._run(op.name, remote, lambda e: getattr(e, op.name)(*args, **kwargs))
 
-    def vsearch(
-        self,
-        query: str,
-        n: int | None = 10,
-        collections: Iterable[str] = (),
-        min_score: float = 0.0,
-        full: bool = False,
-        filters: Filters | None = None,
-        with_snippets: bool = True,
-        chunks: bool = False,
-    ) -> list[SearchResult]:
-        """Vector search (Engram.vsearch)."""
-        cols = tuple(collections)
-        body = _query_body("vsearch", query, n, cols, min_score, full, filters, chunks=chunks)
-        remote = None
-        if body is not None and with_snippets:
-            remote = _results_of(body)
-        return self._run(
-            "vsearch",
-            remote,
-            lambda e: e.vsearch(query, n, cols, min_score, full, filters, with_snippets, chunks),
-        )
+    def _remote(
+        self, op: ops.Operation, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Callable[[DaemonClient], Any] | None:
+        assert op.request is not None and op.route is not None
+        try:
+            req = op.request(*args, **kwargs)
+        except TypeError:
+            return None  # a parameter only the facade takes
+        if op.vault and not self._serves(getattr(req, op.vault)):
+            return None
+        if codec.lost(req, keep=op.vault) is not None:
+            return None
+        if op.name == "get":
+            req = replace(req, ref=_absolute_if_local(req.ref))
+        body = codec.encode(req)
+        try:
+            codec.decode(op.request, body)
+        except InvalidInputError:
+            return None  # within what the facade takes, beyond what the route does
+        method, path = op.route.split(" ", 1)
+        for name in re.findall(r"{(\w+)}", path):
+            value = str(body.pop(name))
+            if "/" in value:
+                return None
+            path = path.replace("{" + name + "}", quote(value, safe=""))
+        params = None
+        if method in ("GET", "DELETE"):
+            params = {k: _query_value(x) for k, x in body.items() if x is not None}
+            body = None
+        hint = ops.result_type(op)
 
-    def query_run(
-        self,
-        query: str,
-        n: int | None = 10,
-        collections: Iterable[str] = (),
-        min_score: float = 0.0,
-        full: bool = False,
-        filters: Filters | None = None,
-        with_snippets: bool = True,
-        chunks: bool = False,
-        expand: bool = True,
-        rerank: bool = True,
-        candidate_limit: int = 30,
-        explain: bool = False,
-        min_similarity: float | None = None,
-    ) -> QueryRun:
-        """Hybrid search with its stages and notices (Engram.query_run)."""
-        cols = tuple(collections)
-        options = {
-            "chunks": chunks,
-            "expand": expand,
-            "rerank": rerank,
-            "candidateLimit": candidate_limit,
-            "explain": explain,
-        }
-        body = _query_body("query", query, n, cols, min_score, full, filters, **options)
-        remote = None
-        if body is not None and with_snippets and min_similarity is None:
-            remote = _post(body, wire.query_run_from_json)
-        return self._run(
-            "query_run",
-            remote,
-            lambda e: e.query_run(
-                query,
-                n,
-                cols,
-                min_score,
-                full,
-                filters,
-                with_snippets,
-                chunks,
-                expand,
-                rerank,
-                candidate_limit,
-                explain,
-                min_similarity,
-            ),
-        )
+        def call(daemon: DaemonClient) -> Any:
+            data = daemon.request(method, path, body, params)
+            return codec.decode(hint, data[op.reply] if op.reply else data)
 
-    def get(self, ref: str, from_line: int | None = None, max_lines: int | None = None) -> Document:
-        """One document (Engram.get)."""
-        params = {"ref": _absolute_if_local(ref), "from": from_line, "lines": max_lines}
-        remote = _call("GET", "/v1/documents", _document, params=params)
-        return self._run("get", remote, lambda e: e.get(ref, from_line, max_lines))
-
-    # -- memory ----------------------------------------------------------------------------
-
-    def recall(
-        self,
-        query: str = "",
-        n: int = 10,
-        fact_type: str | None = None,
-        tags: Iterable[str] = (),
-        scope: str | None = None,
-        since: str | None = None,
-        until: str | None = None,
-        tier_name: str | None = None,
-        include_notes: bool = False,
-        states: tuple[str, ...] | None = None,
-        vault: str | None = None,
-        agent: str | None = None,
-    ) -> list[RecallHit]:
-        """Facts by relevance × importance × recency (Engram.recall)."""
-        tags = list(tags)
-        body = _present(
-            q=query,
-            n=n,
-            type=fact_type,
-            tags=tags,
-            scope=scope,
-            since=since,
-            until=until,
-            tier=tier_name,
-            includeNotes=include_notes,
-            allStates=states is not None,
-            agent=agent,
-        )
-        remote = None
-        if (
-            self._serves(vault)
-            and states in (None, ALL_STATES)
-            and 1 <= n <= 200
-            and len(agent or "") <= 128
-        ):
-            remote = _call("POST", "/v1/recall", _recall_hits, body)
-        return self._run(
-            "recall",
-            remote,
-            lambda e: e.recall(
-                query,
-                n,
-                fact_type,
-                tags,
-                scope,
-                since,
-                until,
-                tier_name,
-                include_notes,
-                states,
-                vault,
-                agent,
-            ),
-        )
-
-    def memory_context(
-        self,
-        query: str | None = None,
-        profile: str = "default",
-        budget: int = 4000,
-        vault: str | None = None,
-        neighbours: Any = None,
-    ) -> ContextResult:
-        """Context for an agent within a token budget (Engram.memory_context)."""
-        body = _present(q=query or None, profile=profile, budget=budget)
-        remote = None
-        if self._serves(vault) and neighbours is None:
-            remote = _post_to("/v1/memory/context", body, wire.context_from_json)
-        return self._run(
-            "memory_context",
-            remote,
-            lambda e: e.memory_context(query, profile, budget, vault, neighbours),
-        )
-
-    def deep_search(self, query: str, n: int = 10, vault: str | None = None) -> DeepSearchResult:
-        """Local recall fused with Convex's facts (Engram.deep_search)."""
-        remote = None
-        if self._serves(vault) and 1 <= n <= 200:
-            remote = _post_to(
-                "/v1/memory/deep-search", {"q": query, "n": n}, wire.deep_search_from_json
-            )
-        return self._run("deep_search", remote, lambda e: e.deep_search(query, n, vault))
-
-    def fact_add(
-        self,
-        text: str,
-        fact_type: str | None = None,
-        title: str | None = None,
-        importance: float | None = None,
-        confidence: float | None = None,
-        tags: Iterable[str] = (),
-        entities: Iterable[str] = (),
-        scope: str | None = None,
-        source: str | None = None,
-        created_by: str | None = None,
-        supersedes: str | None = None,
-        contradicts: Iterable[str] = (),
-        vault: str | None = None,
-    ) -> Fact:
-        """Store a fact note (Engram.fact_add)."""
-        tags, entities, contradicts = list(tags), list(entities), list(contradicts)
-        body = _present(
-            text=text,
-            type=fact_type,
-            title=title,
-            importance=importance,
-            confidence=confidence,
-            tags=tags,
-            entities=entities,
-            scope=scope,
-            source=source or "engram",  # the route's own default is the plugin's
-            createdBy=created_by,
-        )
-        remote = None
-        if self._serves(vault) and supersedes is None and not contradicts:
-            remote = _fact_reply("POST", "/v1/facts", body)
-        return self._run(
-            "fact_add",
-            remote,
-            lambda e: e.fact_add(
-                text,
-                fact_type,
-                title,
-                importance,
-                confidence,
-                tags,
-                entities,
-                scope,
-                source,
-                created_by,
-                supersedes,
-                contradicts,
-                vault,
-            ),
-        )
-
-    def fact_get(self, ref: str, vault: str | None = None) -> Fact:
-        """One fact (Engram.fact_get)."""
-        remote = None
-        if self._serves(vault) and _fact_id(ref):
-            remote = _fact_reply("GET", f"/v1/facts/{quote(ref)}", None)
-        return self._run("fact_get", remote, lambda e: e.fact_get(ref, vault))
-
-    def recent_facts(
-        self, limit: int = 20, fact_type: str | None = None, vault: str | None = None
-    ) -> list[Fact]:
-        """The newest live facts (Engram.recent_facts)."""
-        remote = None
-        if self._serves(vault) and 1 <= limit <= 500:
-            params = {"limit": limit, "type": fact_type}
-            remote = _call("GET", "/v1/facts", _facts, params=params)
-        return self._run("recent_facts", remote, lambda e: e.recent_facts(limit, fact_type, vault))
-
-    def fact_update(
-        self,
-        ref: str,
-        text: str | None = None,
-        title: str | None = None,
-        fact_type: str | None = None,
-        importance: float | None = None,
-        confidence: float | None = None,
-        tags: Iterable[str] | None = None,
-        entities: Iterable[str] | None = None,
-        scope: str | None = None,
-        lifecycle: str | None = None,
-        vault: str | None = None,
-    ) -> Fact:
-        """Change some fields of a fact (Engram.fact_update)."""
-        tags = None if tags is None else list(tags)
-        entities = None if entities is None else list(entities)
-        body = {
-            k: v
-            for k, v in {
-                "text": text,
-                "title": title,
-                "type": fact_type,
-                "importance": importance,
-                "confidence": confidence,
-                "tags": tags,
-                "entities": entities,
-                "scope": scope,
-                "lifecycleState": lifecycle,
-            }.items()
-            if v is not None
-        }
-        remote = None
-        if self._serves(vault) and _fact_id(ref) and body:
-            remote = _fact_reply("PATCH", f"/v1/facts/{quote(ref)}", body)
-        return self._run(
-            "fact_update",
-            remote,
-            lambda e: e.fact_update(
-                ref, text, title, fact_type, importance, confidence, tags, entities, scope,
-                lifecycle, vault,
-            ),
-        )  # fmt: skip
-
-    def fact_archive(self, ref: str, prune: bool = False, vault: str | None = None) -> Fact:
-        """Archive a fact (Engram.fact_archive)."""
-        remote = None
-        if self._serves(vault) and _fact_id(ref) and not prune:
-            remote = _fact_reply("DELETE", f"/v1/facts/{quote(ref)}", None)
-        return self._run("fact_archive", remote, lambda e: e.fact_archive(ref, prune, vault))
+        return call
 
     def note_panel(self, collection: str, rel: str) -> NotePanel:
         """What the fact panel shows for a note (Engram.note_panel)."""
@@ -619,66 +349,27 @@ class DaemonEngram:
         return self._run("sync_now", remote, lambda e: e.sync_now(vault, push, pull))
 
 
+def _declared(op: ops.Operation) -> Callable[..., Any]:
+    def method(self: DaemonEngram, *args: Any, **kwargs: Any) -> Any:
+        return self._send(op, args, kwargs)
+
+    method.__name__ = method.__qualname__ = op.name
+    method.__doc__ = f"{(op.request.__doc__ or '').strip()} (Engram.{op.name})"
+    return method
+
+
+for _op in ops.OPERATIONS:
+    if _op.request is not None:
+        setattr(DaemonEngram, _op.name, _declared(_op))
+
+
 def _present(**fields: Any) -> dict[str, Any]:
     """The fields given a value (None and empty lists are the routes' defaults)."""
     return {k: v for k, v in fields.items() if v is not None and v != []}
 
 
-def _fact_id(ref: str) -> bool:
-    """Can the fact routes take this reference? (They take ids; the facade also takes
-    file names and paths, which run in-process.)"""
-    return bool(ref) and len(ref) <= 128 and all(c.isalnum() or c in "-_." for c in ref)
-
-
-def _filters_json(filters: Filters | None) -> tuple[dict[str, Any] | None, tuple[str, ...]]:
-    """Filters as the routes' JSON, and the collections they name; (None, ()) when the JSON
-    cannot say them (document ids, a property named twice)."""
-    if filters is None:
-        return {}, ()
-    keys = [k for k, _ in filters.fields]
-    if filters.doc_ids is not None or len(set(keys)) != len(keys):
-        return None, ()
-    out = _present(
-        path=list(filters.path_prefixes),
-        tags=list(filters.tags),
-        fields=dict(filters.fields) or None,
-        after=filters.after,
-        before=filters.before,
-    )
-    return out, filters.collections
-
-
-def _query_body(
-    mode: str,
-    query: str,
-    n: int | None,
-    collections: tuple[str, ...],
-    min_score: float,
-    full: bool,
-    filters: Filters | None,
-    **options: Any,
-) -> dict[str, Any] | None:
-    """The body of `POST /v1/query`, or None when the route cannot express this call."""
-    raw_filters, more = _filters_json(filters)
-    if raw_filters is None or (n is not None and not 1 <= n <= 1000):
-        return None
-    if not 0.0 <= min_score <= 1.0 or options.get("candidateLimit", 30) not in range(1, 201):
-        return None
-    body: dict[str, Any] = {
-        "q": query,
-        "mode": mode,
-        "collections": list(dict.fromkeys((*collections, *more))),
-        "minScore": min_score,
-        "full": full,
-        **options,
-    }
-    if raw_filters:
-        body["filters"] = raw_filters
-    if n is None:
-        body["all"] = True
-    else:
-        body["n"] = n
-    return body
+def _query_value(value: Any) -> Any:
+    return str(value).lower() if isinstance(value, bool) else value
 
 
 def _call(
@@ -692,36 +383,10 @@ def _call(
     return lambda d: decode(d.request(method, path, body, params))
 
 
-def _post(body: dict[str, Any], decode: Callable[[Any], T]) -> Callable[[DaemonClient], T]:
-    return _call("POST", "/v1/query", decode, body)
-
-
 def _post_to(
     path: str, body: dict[str, Any], decode: Callable[[Any], T]
 ) -> Callable[[DaemonClient], T]:
     return _call("POST", path, decode, body)
-
-
-def _results_of(body: dict[str, Any]) -> Callable[[DaemonClient], list[SearchResult]]:
-    return _post(body, lambda data: [wire.search_result_from_json(r) for r in data["results"]])
-
-
-def _fact_reply(
-    method: str, path: str, body: Mapping[str, Any] | None
-) -> Callable[[DaemonClient], Fact]:
-    return _call(method, path, lambda data: wire.fact_from_json(data["fact"]), body)
-
-
-def _document(data: Any) -> Document:
-    return wire.document_from_json(data["document"])
-
-
-def _recall_hits(data: Any) -> list[RecallHit]:
-    return [wire.recall_hit_from_json(h) for h in data["results"]]
-
-
-def _facts(data: Any) -> list[Fact]:
-    return [wire.fact_from_json(f) for f in data["facts"]]
 
 
 def _sync_report(data: Any) -> SyncReport:

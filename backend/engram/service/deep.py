@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from engram.codec import Score, arg, encode
 from engram.errors import EngramError
 from engram.memory.results import RecallHit
 from engram.search.fusion import RankedList, rrf
@@ -20,12 +21,13 @@ class DeepHit:
     """One fused result: where it came from (local, convex or both) and its fused score."""
 
     source: str
-    score: float
+    score: Score
     hit: RecallHit
 
     def to_dict(self) -> dict[str, Any]:
-        """The recall hit's JSON with the source and the fused score."""
-        return {**self.hit.to_dict(), "source": self.source, "score": round(self.score, 4)}
+        """JSON shape (service/codec.py)."""
+        data: dict[str, Any] = encode(self)
+        return data
 
 
 @dataclass(frozen=True)
@@ -34,17 +36,13 @@ class DeepSearchResult:
 
     query: str
     sources: tuple[str, ...]
-    hits: tuple[DeepHit, ...]
+    hits: tuple[DeepHit, ...] = arg(wire="results")
     notes: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON shape."""
-        return {
-            "query": self.query,
-            "sources": list(self.sources),
-            "notes": list(self.notes),
-            "results": [h.to_dict() for h in self.hits],
-        }
+        """JSON shape (service/codec.py)."""
+        data: dict[str, Any] = encode(self)
+        return data
 
 
 class Recall(Protocol):

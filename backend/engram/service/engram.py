@@ -52,7 +52,7 @@ if TYPE_CHECKING:
     )
     from engram.models.protocols import Embedder, Generator, GGUFInfo, Reranker
     from engram.search.query import ParsedQuery
-    from engram.search.results import Document, SearchResult
+    from engram.search.results import Document, QueryRun, SearchResult
     from engram.search.vector import VectorHit
     from engram.secrets import KeyringLike
     from engram.service.collections import (
@@ -70,7 +70,7 @@ if TYPE_CHECKING:
         GraphFiles,
         TypedNeighborhood,
     )
-    from engram.service.hybrid import HybridService, QueryRun
+    from engram.service.hybrid import HybridService
     from engram.service.ledger import LedgerService
     from engram.service.live import LiveService
     from engram.service.memory import MemoryService, VaultCtx

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from engram.errors import InvalidInputError, UnavailableError
@@ -15,8 +15,7 @@ from engram.search.bm25 import match_expression
 from engram.search.bm25 import snippets as bm25_snippets
 from engram.search.fusion import CANDIDATE_LIMIT
 from engram.search.query import ParsedQuery
-from engram.search.results import Passage, SearchResult
-from engram.service import wire
+from engram.search.results import Passage, QueryRun, SearchResult
 from engram.store import llmcache, vectors
 from engram.store.filters import Filters
 from engram.store.search import content_text
@@ -29,25 +28,6 @@ if TYPE_CHECKING:
     from engram.service.semantic import SemanticService
 
 _BROKEN_HINT = "check models.{role} (`engram models info {role}`, `engram doctor`)"
-
-
-@dataclass(frozen=True)
-class QueryRun:
-    """Results of a hybrid query, with which stages ran and any notices for the user."""
-
-    results: list[SearchResult]
-    stages: dict[str, str]
-    notices: tuple[str, ...] = ()
-    expansions: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON shape for the HTTP API."""
-        return {
-            "results": [wire.search_result_to_json(r) for r in self.results],
-            "stages": self.stages,
-            "notices": list(self.notices),
-            "expansions": list(self.expansions),
-        }
 
 
 def _key(*parts: str) -> str:

@@ -124,6 +124,9 @@ class FactWriter:
         vault: str | None = None,
     ) -> Fact:
         """Change a fact's note: only the named fields; a type change moves it to its folder."""
+        given = (text, title, fact_type, importance, confidence, tags, entities, scope, lifecycle)
+        if all(x is None for x in given):
+            raise InvalidInputError("nothing to change: give at least one field")
         v = self._vault(vault)
         row = self._memory.fact_row(v, ref)
         if lifecycle is not None and lifecycle not in LIFECYCLE_STATES:

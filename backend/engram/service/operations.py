@@ -15,35 +15,73 @@ Standard library only: the CLI reads this before deciding anything.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from importlib import import_module
+from typing import Any, Literal
+
+from engram.service import requests as rq
 
 Effect = Literal["read", "write"]
 
 
 @dataclass(frozen=True)
 class Operation:
-    """One user-visible operation on the index or a vault."""
+    """One user-visible operation on the index or a vault.
+
+    One with a route is declared whole here: its request type (service/requests.py), the
+    key its reply puts the result under (None: the result is the reply), the result's type
+    ("module:Name", a list of them when `many`), and `model` when a read may run a model (it
+    then runs on the daemon's model threads). The route's decoding, the daemon client's call,
+    the MCP tools' schemas and the OpenAPI document all come from this."""
 
     name: str  # the Engram method
     effect: Effect
     route: str | None = None  # "METHOD /path" when the daemon serves it
-    vault: bool = False  # acts on one vault: through the daemon only when it serves that one
+    vault: str | None = None  # its parameter naming the vault: the daemon acts on its own
+    request: type | None = None
+    reply: str | None = None
+    result: str | None = None
+    many: bool = False
+    model: bool = False
+    created: bool = False  # a write that makes something new answers 201
 
 
 def _read(name: str, route: str | None = None, vault: bool = False) -> Operation:
-    return Operation(name, "read", route, vault)
+    return Operation(name, "read", route, "vault" if vault else None)
 
 
 def _write(name: str, route: str | None = None, vault: bool = False) -> Operation:
-    return Operation(name, "write", route, vault)
+    return Operation(name, "write", route, "vault" if vault else None)
+
+
+FACT = "engram.memory.model:Fact"
+RESULTS = "engram.search.results:SearchResult"
 
 
 OPERATIONS: tuple[Operation, ...] = (
     # search and documents
-    _read("search", "POST /v1/query"),
-    _read("vsearch", "POST /v1/query"),
-    _read("query_run", "POST /v1/query"),
-    _read("get", "GET /v1/documents"),
+    Operation("search", "read", "POST /v1/search", None, rq.Search, "results", RESULTS, True),
+    Operation(
+        "vsearch", "read", "POST /v1/vsearch", None, rq.VSearch, "results", RESULTS, True, True
+    ),
+    Operation(
+        "query_run",
+        "read",
+        "POST /v1/query",
+        None,
+        rq.Query,
+        None,
+        "engram.search.results:QueryRun",
+        model=True,
+    ),
+    Operation(
+        "get",
+        "read",
+        "GET /v1/documents",
+        None,
+        rq.Get,
+        "document",
+        "engram.search.results:Document",
+    ),
     _read("multi_get"),
     _read("related_notes"),
     # the index
@@ -82,18 +120,61 @@ OPERATIONS: tuple[Operation, ...] = (
     _write("note_delete", "POST /v1/notes/delete", vault=True),
     _write("note_link", "POST /v1/notes/link", vault=True),
     # memory
-    _read("fact_get", "GET /v1/facts/{id}", vault=True),
+    Operation("fact_get", "read", "GET /v1/facts/{id}", "vault", rq.FactRef, "fact", FACT),
     _read("fact_list"),
-    _read("recent_facts", "GET /v1/facts", vault=True),
+    Operation(
+        "recent_facts", "read", "GET /v1/facts", "vault", rq.RecentFacts, "facts", FACT, True
+    ),
     # recall counts each hit as an access: bookkeeping, so a re-run costs one extra count
-    _read("recall", "POST /v1/recall", vault=True),
-    _read("memory_context", "POST /v1/memory/context", vault=True),
-    _read("deep_search", "POST /v1/memory/deep-search", vault=True),
+    Operation(
+        "recall",
+        "read",
+        "POST /v1/recall",
+        "vault",
+        rq.Recall,
+        "results",
+        "engram.memory.results:RecallHit",
+        many=True,
+        model=True,
+    ),
+    Operation(
+        "memory_context",
+        "read",
+        "POST /v1/memory/context",
+        "vault",
+        rq.MemoryContext,
+        None,
+        "engram.memory.results:ContextResult",
+        model=True,
+    ),
+    Operation(
+        "deep_search",
+        "read",
+        "POST /v1/memory/deep-search",
+        "vault",
+        rq.DeepSearch,
+        None,
+        "engram.service.deep:DeepSearchResult",
+        model=True,
+    ),
     _read("wake"),
-    _write("fact_add", "POST /v1/facts", vault=True),
-    _write("fact_update", "PATCH /v1/facts/{id}", vault=True),
-    _write("fact_archive", "DELETE /v1/facts/{id}", vault=True),
-    _write("fact_from_note", "POST /v1/facts/from-note", vault=True),
+    Operation(
+        "fact_add", "write", "POST /v1/facts", "vault", rq.FactAdd, "fact", FACT, created=True
+    ),
+    Operation("fact_update", "write", "PATCH /v1/facts/{id}", "vault", rq.FactUpdate, "fact", FACT),
+    Operation(
+        "fact_archive", "write", "DELETE /v1/facts/{id}", "vault", rq.FactArchive, "fact", FACT
+    ),
+    Operation(
+        "fact_from_note",
+        "write",
+        "POST /v1/facts/from-note",
+        "vault",
+        rq.FactFromNote,
+        "fact",
+        FACT,
+        created=True,
+    ),
     _write("fact_supersede"),
     _write("fact_sweep"),
     _write("daily"),
@@ -182,7 +263,6 @@ IN_PROCESS: dict[str, str] = {
     "note_move": "takes a note name as well as a path; the route takes a vault path",
     "note_delete": "takes a note name as well as a path; the route takes a vault path",
     "note_link": "takes note names as well as paths; the route takes vault paths",
-    "fact_from_note": "takes any note of the vault by name; the route takes a vault path",
 }
 
 # What discovery.json tells clients the daemon can do beyond the basics, and the operation
@@ -196,6 +276,14 @@ CAPABILITIES: dict[str, str] = {
     "sync": "sync_now",
     "notes.write": "note_move",
 }
+
+
+def result_type(op: Operation) -> Any:
+    """The type of an operation's result (its module is imported on first use)."""
+    assert op.result is not None
+    module, name = op.result.split(":")
+    cls = getattr(import_module(module), name)
+    return list[cls] if op.many else cls  # type: ignore[valid-type]
 
 
 def by_name() -> dict[str, Operation]:

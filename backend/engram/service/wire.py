@@ -12,25 +12,22 @@ type name (ENCODERS): the daemon-backed CLI path stays light.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
+
+from engram import codec
 
 if TYPE_CHECKING:
     from engram.index.embed import EmbedReport
     from engram.index.indexer import UpdateReport
     from engram.index.languages import LanguageReport
-    from engram.memory.context import ContextItem
     from engram.memory.ledger_raw import AppendResult
-    from engram.memory.model import Fact
     from engram.memory.observe import ObserveResult
-    from engram.memory.results import ContextResult, RecallHit
     from engram.models.protocols import GGUFInfo
-    from engram.search.results import Document, Passage, SearchResult
     from engram.service.collections import CollectionInfo, ListedFile, Listing
     from engram.service.daemon import ServedStatus
-    from engram.service.deep import DeepHit, DeepSearchResult
-    from engram.service.hybrid import QueryRun
     from engram.service.model_health import ModelState
     from engram.service.panel import NotePanel
     from engram.service.reflect import ReflectResult
@@ -43,14 +40,6 @@ if TYPE_CHECKING:
 
 def to_json(value: Any) -> Any:
     """A facade value (or a list, tuple or dict of them) as JSON data."""
-    from engram.search.results import Document, Passage, SearchResult
-
-    if isinstance(value, SearchResult):
-        return search_result_to_json(value)
-    if isinstance(value, Document):
-        return document_to_json(value)
-    if isinstance(value, Passage):
-        return passage_to_json(value)
     encode = ENCODERS.get(f"{type(value).__module__}.{type(value).__qualname__}")
     if encode is not None:
         return encode(value)
@@ -60,227 +49,9 @@ def to_json(value: Any) -> Any:
         return [to_json(x) for x in value]
     if isinstance(value, dict):
         return {k: to_json(x) for k, x in value.items()}
+    if dataclasses.is_dataclass(value):
+        return codec.encode(value)
     return value
-
-
-def search_result_to_json(r: SearchResult) -> dict[str, Any]:
-    """A search result's JSON (documented in docs/cli.md and docs/http-api.md)."""
-    out: dict[str, Any] = {
-        "docid": r.docid,
-        "collection": r.collection,
-        "path": r.path,
-        "uri": r.uri,
-        "title": r.title,
-        "score": round(r.score, 4),
-        "snippet": r.snippet,
-        "highlights": [list(h) for h in r.highlights],
-        "line": r.line,
-        "context": r.context,
-        "factType": r.fact_type,
-    }
-    if r.body is not None:
-        out["body"] = r.body
-    if r.passages:
-        out["passages"] = [passage_to_json(p) for p in r.passages]
-    if r.explain is not None:
-        out["explain"] = r.explain
-    return out
-
-
-def passage_to_json(p: Passage) -> dict[str, Any]:
-    """A passage's JSON (--chunks)."""
-    return {
-        "snippet": p.snippet,
-        "line": p.line,
-        "endLine": p.end_line,
-        "score": round(p.score, 4),
-        "highlights": [list(h) for h in p.highlights],
-    }
-
-
-def document_to_json(d: Document) -> dict[str, Any]:
-    """A document's JSON (get, multi-get)."""
-    return {
-        "docid": d.docid,
-        "collection": d.collection,
-        "path": d.path,
-        "uri": f"engram://{d.collection}/{d.path}",
-        "title": d.title,
-        "fromLine": d.from_line,
-        "totalLines": d.total_lines,
-        "context": d.context,
-        "note": d.note,
-        "file": d.fs_path,
-        "text": d.text,
-    }
-
-
-def _pairs(value: Any) -> tuple[tuple[int, int], ...]:
-    return tuple((int(a), int(b)) for a, b in value or ())
-
-
-def passage_from_json(d: dict[str, Any]) -> Passage:
-    """A Passage from its JSON."""
-    from engram.search.results import Passage
-
-    return Passage(
-        snippet=d["snippet"],
-        line=int(d["line"]),
-        end_line=int(d["endLine"]),
-        score=float(d["score"]),
-        highlights=_pairs(d.get("highlights")),
-    )
-
-
-def search_result_from_json(d: dict[str, Any]) -> SearchResult:
-    """A SearchResult from its JSON."""
-    from engram.search.results import SearchResult
-
-    return SearchResult(
-        docid=d["docid"],
-        collection=d["collection"],
-        path=d["path"],
-        title=d["title"],
-        score=float(d["score"]),
-        snippet=d.get("snippet") or "",
-        line=int(d.get("line") or 1),
-        highlights=_pairs(d.get("highlights")),
-        context=d.get("context"),
-        fact_type=d.get("factType"),
-        body=d.get("body"),
-        passages=tuple(passage_from_json(p) for p in d.get("passages") or ()),
-        explain=d.get("explain"),
-    )
-
-
-def query_run_from_json(d: dict[str, Any]) -> QueryRun:
-    """A hybrid query's results, stages, notices and expansions from its JSON."""
-    from engram.service.hybrid import QueryRun
-
-    return QueryRun(
-        [search_result_from_json(r) for r in d["results"]],
-        dict(d.get("stages") or {}),
-        tuple(d.get("notices") or ()),
-        tuple(d.get("expansions") or ()),
-    )
-
-
-def document_from_json(d: dict[str, Any]) -> Document:
-    """A Document from its JSON."""
-    from engram.search.results import Document
-
-    return Document(
-        docid=d["docid"],
-        collection=d["collection"],
-        path=d["path"],
-        title=d["title"],
-        text=d["text"],
-        from_line=int(d.get("fromLine") or 1),
-        total_lines=int(d.get("totalLines") or 0),
-        context=d.get("context"),
-        note=d.get("note"),
-        fs_path=d.get("file"),
-    )
-
-
-def _time(value: Any) -> dt.datetime | None:
-    if not value:
-        return None
-    return dt.datetime.fromisoformat(str(value).replace("Z", "+00:00"))
-
-
-def fact_from_json(d: dict[str, Any]) -> Fact:
-    """A Fact from its JSON (`updatedAt` always names when it last changed)."""
-    from engram.memory.model import Fact
-
-    timestamp = _time(d["timestamp"])
-    assert timestamp is not None
-    state = (d.get("sync") or {}).get("state")
-    return Fact(
-        id=d["id"],
-        title=d["title"],
-        text=d["text"],
-        fact_type=d["factType"],
-        timestamp=timestamp,
-        updated_at=_time(d.get("updatedAt")),
-        source=d["source"],
-        created_by=d["createdBy"],
-        scope=d["scope"],
-        tags=tuple(d.get("tags") or ()),
-        entities=tuple(d.get("entities") or ()),
-        importance=float(d["importanceScore"]),
-        confidence=float(d["confidence"]),
-        lifecycle=d["lifecycleState"],
-        superseded_by=d.get("supersededBy"),
-        supersedes=d.get("supersedes"),
-        contradicts_with=tuple(d.get("contradictsWith") or ()),
-        convex_id=d.get("convexId"),
-        vault_synced_at=_time(d.get("vaultSyncedAt")),
-        last_edited_by=d["lastEditedBy"],
-        path=d["path"],
-        access_count=int(d.get("accessCount") or 0),
-        sync_status=None if state in (None, "local") else str(state),
-        warnings=tuple(d.get("warnings") or ()),
-    )
-
-
-def recall_hit_from_json(d: dict[str, Any]) -> RecallHit:
-    """A recall hit (a fact, or a note with --notes) from its JSON."""
-    from engram.memory.results import RecallHit
-
-    fact = fact_from_json(d) if d["kind"] == "fact" else None
-    return RecallHit(
-        kind=d["kind"],
-        path=d["path"],
-        title=d["title"],
-        score=float(d["score"]),
-        relevance=float(d["relevance"]),
-        importance=float(d["importance"]),
-        recency=float(d["recency"]),
-        fact=fact,
-        snippet=d.get("snippet") or "",
-    )
-
-
-def context_item_from_json(d: dict[str, Any]) -> ContextItem:
-    """One item of a memory context from its JSON (its token count is derived)."""
-    from engram.memory.context import ContextItem
-
-    return ContextItem(
-        source=d["source"],
-        text=d["text"],
-        score=float(d["score"]),
-        ref=d["ref"],
-        title=d.get("title") or "",
-        truncated=bool(d.get("truncated")),
-    )
-
-
-def context_from_json(d: dict[str, Any]) -> ContextResult:
-    """A memory context from its JSON (the joined text and the token total are derived)."""
-    from engram.memory.results import ContextResult
-
-    items = tuple(context_item_from_json(i) for i in d["items"])
-    return ContextResult(d["profile"], int(d["budget"]), d.get("query"), items)
-
-
-def deep_hit_from_json(d: dict[str, Any]) -> DeepHit:
-    """One deep-search hit from its JSON."""
-    from engram.service.deep import DeepHit
-
-    return DeepHit(d["source"], float(d["score"]), recall_hit_from_json(d))
-
-
-def deep_search_from_json(d: dict[str, Any]) -> DeepSearchResult:
-    """A deep search's hits, sources and notes from its JSON."""
-    from engram.service.deep import DeepSearchResult
-
-    return DeepSearchResult(
-        d["query"],
-        tuple(d["sources"]),
-        tuple(deep_hit_from_json(h) for h in d["results"]),
-        tuple(d.get("notes") or ()),
-    )
 
 
 def file_change_from_json(d: dict[str, Any]) -> FileChange:
@@ -541,6 +312,7 @@ def note_panel_to_json(p: NotePanel) -> dict[str, Any]:
 
 def note_panel_from_json(d: dict[str, Any]) -> NotePanel:
     """A NotePanel from its JSON (`coverage.indexed` is derived from `docid`)."""
+    from engram.memory.model import Fact
     from engram.service.panel import NotePanel, PanelBacklink, RelatedNote
 
     coverage = d["coverage"]
@@ -550,7 +322,7 @@ def note_panel_from_json(d: dict[str, Any]) -> NotePanel:
         docid=d.get("docid"),
         title=d["title"],
         frontmatter=dict(d.get("frontmatter") or {}),
-        fact=None if d.get("fact") is None else fact_from_json(d["fact"]),
+        fact=None if d.get("fact") is None else codec.decode(Fact, d["fact"]),
         backlinks=tuple(
             PanelBacklink(b.get("path"), b.get("title"), int(b["line"]), b["context"])
             for b in d.get("backlinks") or ()

@@ -4,20 +4,27 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from engram.codec import arg
 from engram.store.tags import has_tag, tag_params
+
+MAX_ITEMS = 200
 
 
 @dataclass(frozen=True)
 class Filters:
     """Restrictions a query places on documents; empty means no restriction."""
 
-    collections: tuple[str, ...] = ()
-    path_prefixes: tuple[str, ...] = ()
-    tags: tuple[str, ...] = ()
-    fields: tuple[tuple[str, str], ...] = ()
-    after: str | None = None  # inclusive ISO date
-    before: str | None = None  # exclusive ISO date
-    doc_ids: tuple[int, ...] | None = None
+    collections: tuple[str, ...] = arg((), max_items=MAX_ITEMS, max_len=128)
+    path_prefixes: tuple[str, ...] = arg(
+        (), wire="path", max_items=MAX_ITEMS, max_len=4096, doc="folder or path prefixes"
+    )
+    tags: tuple[str, ...] = arg((), max_items=MAX_ITEMS, max_len=200, doc="all of these tags")
+    fields: tuple[tuple[str, str], ...] = arg(
+        (), max_items=MAX_ITEMS, doc="frontmatter properties as [name, value] pairs"
+    )
+    after: str | None = arg(None, max_len=32, date=True, doc="modified on or after this date")
+    before: str | None = arg(None, max_len=32, date=True, doc="modified before this date")
+    doc_ids: tuple[int, ...] | None = arg(None, local=True)
 
     def is_empty(self) -> bool:
         """True when nothing is filtered."""

@@ -124,7 +124,7 @@ def test_watcher_indexes_a_new_note(
     written = time.monotonic()
 
     def found() -> list[str]:
-        results = d.call("POST", "/v1/query", {"q": "quokkas"})[1]["results"]
+        results = d.call("POST", "/v1/search", {"q": "quokkas"})[1]["results"]
         return [r["path"] for r in results]
 
     assert wait_for(found, debounce + 10, "the watcher") == ["Inbox/Fresh idea.md"]
@@ -149,7 +149,7 @@ def test_cli_uses_the_daemon_with_the_same_results(
         ("get", f"engram://{name}/Café Notes.md", "--md"),
     ]
     for args in cases:
-        route = "POST /v1/query" if args[0] == "search" else "GET /v1/documents"
+        route = "POST /v1/search" if args[0] == "search" else "GET /v1/documents"
         before = requests_logged(d, route)
         remote = engram(env, *args)
         assert remote.returncode == 0, remote.stderr
@@ -204,11 +204,14 @@ def write_facts(vault: Path) -> None:
 
 
 def without_access_counts(text: str) -> Any:
-    """A recall's JSON minus accessCount, which every recall raises by one."""
+    """A recall's JSON minus when and how often each fact was recalled (every recall counts)."""
     data = json.loads(text)
     hits = data["results"] if isinstance(data, dict) else data
     for hit in hits:
-        hit.pop("accessCount", None)
+        for fact in (hit.get("fact"), hit.get("hit", {}).get("fact")):
+            if fact:
+                fact.pop("accessCount", None)
+                fact.pop("lastAccess", None)
     return data
 
 
@@ -227,8 +230,8 @@ def test_cli_semantic_search_and_recall_use_the_daemon_with_the_same_results(
     wait_for(embedded, 60, "the first index and embeddings")
     query, deep = "POST /v1/query", "POST /v1/memory/deep-search"
     cases = [
-        (query, ("vsearch", "pricing tiers", "--json")),
-        (query, ("vsearch", "espresso café", "-n", "2")),
+        ("POST /v1/vsearch", ("vsearch", "pricing tiers", "--json")),
+        ("POST /v1/vsearch", ("vsearch", "espresso café", "-n", "2")),
         (query, ("query", "pricing decision", "--json")),
         (query, ("query", "espresso", "--md")),
         ("POST /v1/recall", ("recall", "payment provider")),

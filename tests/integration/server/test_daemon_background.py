@@ -95,7 +95,7 @@ def test_searches_answer_while_the_daemon_embeds_at_low_priority(
             time.sleep(0.05)
         assert d.proc.pid not in niced  # the main thread (event loop) keeps its priority
         for mode in ("search", "vsearch"):
-            code, hits = d.call("POST", "/v1/query", {"q": "insulin glucose", "mode": mode})
+            code, hits = d.call("POST", f"/v1/{mode}", {"q": "insulin glucose"})
             assert code == 200 and hits, (mode, hits)
             st = d.call("GET", "/v1/status")[1]
             assert st["chunks"] > st["embedded"], f"{mode} was answered only after the embed"

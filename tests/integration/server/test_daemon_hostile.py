@@ -39,13 +39,13 @@ def test_an_alias_bomb_posted_as_a_note_leaves_the_writer_working(
     status, body = d.call("POST", "/v1/notes", {"path": "bomb.md", "body": alias_bomb()})
     assert status == 201, body
     wait_idle(d)
-    status, body = d.call("POST", "/v1/query", {"q": "stays searchable", "mode": "search"})
+    status, body = d.call("POST", "/v1/search", {"q": "stays searchable"})
     assert [r["path"] for r in body["results"]] == ["bomb.md"]
     status, body = d.call("POST", "/v1/notes", {"path": "after.md", "body": "later write"})
     assert status == 201, body
     wait_idle(d)
     assert time.monotonic() - started < 60  # it hung forever before
-    status, body = d.call("POST", "/v1/query", {"q": "later write", "mode": "search"})
+    status, body = d.call("POST", "/v1/search", {"q": "later write"})
     assert [r["path"] for r in body["results"]] == ["after.md"]
     stopped = time.monotonic()
     assert d.stop(signal.SIGTERM) == 0

@@ -10,8 +10,10 @@ from typing import Any
 from aiohttp.test_utils import TestClient
 from server_helpers import AUTH
 
+from engram import codec
 from engram.memory import daily
-from engram.service import Engram, wire
+from engram.memory.model import Fact
+from engram.service import Engram
 
 
 async def test_a_stored_fact_is_201_with_warnings_and_the_persons_note_untouched(
@@ -27,9 +29,9 @@ async def test_a_stored_fact_is_201_with_warnings_and_the_persons_note_untouched
     fact = (await resp.json())["fact"]
     assert (tiny_vault / fact["path"]).is_file()
     assert len(fact["warnings"]) == 1 and "was left as it is" in fact["warnings"][0]
-    assert wire.fact_from_json(fact).warnings == tuple(fact["warnings"])  # the CLI's copy
+    assert codec.decode(Fact, fact).warnings == tuple(fact["warnings"])  # the CLI's copy
     resp = await client.patch(f"/v1/facts/{fact['id']}", headers=AUTH, json={"importance": 0.9})
     assert resp.status == 200 and (await resp.json())["fact"]["warnings"]
     got = await (await client.get(f"/v1/facts/{fact['id']}", headers=AUTH)).json()
-    assert "warnings" not in got["fact"]  # they belong to a write, not to the fact
+    assert got["fact"]["warnings"] == []  # they belong to a write, not to the fact
     assert note.read_text("utf-8") == mine

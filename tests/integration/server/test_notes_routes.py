@@ -11,7 +11,7 @@ import pytest
 from aiohttp.test_utils import TestClient
 from server_helpers import AUTH
 
-from engram.server.routes import openapi_document
+from engram.server.openapi import document as openapi_document
 from engram.server.state import ENGRAM
 from engram.service import Engram
 

@@ -46,6 +46,7 @@ WRITES: dict[str, Call] = {
     ),
     "fact_update": lambda e: e.fact_update(FACT_A, importance=0.4, tags=["payments", "kept"]),
     "fact_archive": lambda e: e.fact_archive(FACT_A),
+    "fact_from_note": lambda e: e.fact_from_note("Café Notes.md", selection="espresso"),
     "sync_now": lambda e: e.sync_now(),
     "ledger_append": lambda e: e.ledger_append(
         "bot", [(1, {"role": "user", "text": "The oat milk order moved to Fridays."})]
@@ -67,7 +68,7 @@ def outcome(call: Call, engram: Any, write: bool = False) -> Any:
 
 # By nature different between two runs: each recall counts an access, a query's stages are
 # timed; on two vaults, a new fact's id (and the file name made from it) and when it was made.
-NATURE = {"accessCount", "ms"}
+NATURE = {"accessCount", "lastAccess", "ms"}
 TWO_RUNS = {"id", "timestamp", "updatedAt", "path", "file"}
 
 

@@ -89,7 +89,7 @@ def test_discovery_file_shape_and_mode(tmp_path: Path) -> None:
     data = json.loads(path.read_text())
     assert {k: data[k] for k in ("name", "protocol", "url", "port", "token", "vault")} == {
         "name": "engram",
-        "protocol": 1,
+        "protocol": 2,
         "url": "http://127.0.0.1:4321",
         "port": 4321,
         "token": "tok",

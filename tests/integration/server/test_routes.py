@@ -13,7 +13,8 @@ from typing import Any
 from aiohttp.test_utils import TestClient
 from server_helpers import AUTH, TOKEN
 
-from engram.server.routes import ACTIVE_NOTE_STALE_SECONDS, openapi_document
+from engram.server import openapi
+from engram.server.routes import ACTIVE_NOTE_STALE_SECONDS
 from engram.server.state import CONFIG, ENGRAM, JOBS, RUNTIME, Runtime
 from engram.service import Engram, wire
 
@@ -44,7 +45,7 @@ async def wait_idle(client: TestClient[Any, Any]) -> dict[str, Any]:
 
 async def test_health_is_the_contract(client: TestClient[Any, Any]) -> None:
     resp = await client.get("/v1/health")
-    assert await resp.json() == {"ok": True, "name": "engram", "version": "0.1.0", "protocol": 1}
+    assert await resp.json() == {"ok": True, "name": "engram", "version": "0.1.0", "protocol": 2}
 
 
 async def test_status_has_every_field_the_plugin_reads(
@@ -69,13 +70,13 @@ async def test_status_has_every_field_the_plugin_reads(
 async def test_query_search_matches_the_facade(
     client: TestClient[Any, Any], indexed: Engram
 ) -> None:
-    reply = await post(client, "/v1/query", {"q": "pricing", "mode": "search", "n": 5})
+    reply = await post(client, "/v1/search", {"q": "pricing", "n": 5})
     expected = wire.to_json(indexed.search("pricing", n=5))
-    assert reply == {"results": expected, "notices": []}
+    assert reply == {"results": expected}
     assert reply["results"][0]["path"] == "Projects/Pricing.md"
-    full = await post(client, "/v1/query", {"q": "pricing", "all": True, "full": True})
-    assert "body" in full["results"][0]
-    tagged = await post(client, "/v1/query", {"q": "pricing", "filters": {"tags": ["project"]}})
+    full = await post(client, "/v1/search", {"q": "pricing", "n": None, "full": True})
+    assert full["results"][0]["body"]
+    tagged = await post(client, "/v1/search", {"q": "pricing", "filters": {"tags": ["project"]}})
     assert [r["path"] for r in tagged["results"]] == ["Projects/Pricing.md"]
 
 
@@ -104,14 +105,14 @@ async def test_keyword_search_is_answered_while_model_work_fills_its_threads(
             return resp.status
 
     busy = [
-        asyncio.ensure_future(model_work("/v1/query", {"q": "pricing", "mode": mode}))
-        for mode in ("vsearch", "query") * config.model_readers
+        asyncio.ensure_future(model_work(path, {"q": "pricing"}))
+        for path in ("/v1/vsearch", "/v1/query") * config.model_readers
     ]
     busy.append(asyncio.ensure_future(model_work("/v1/recall", {"q": "pricing"})))
     try:
         for _ in range(config.model_readers):
             assert await asyncio.to_thread(started.acquire, True, 10)
-        reply = await asyncio.wait_for(post(client, "/v1/query", {"q": "pricing"}), 10)
+        reply = await asyncio.wait_for(post(client, "/v1/search", {"q": "pricing"}), 10)
         assert reply["results"][0]["path"] == "Projects/Pricing.md"
         assert not any(task.done() for task in busy)
     finally:
@@ -125,7 +126,7 @@ async def test_query_rejects_bad_input(client: TestClient[Any, Any]) -> None:
         {},
         {"q": ""},
         {"q": 3},
-        {"q": "x", "mode": "fuzzy"},
+        {"q": "x", "mode": "search"},
         {"q": "x", "n": 0},
         {"q": "x", "n": "ten"},
         {"q": "x", "n": True},
@@ -135,10 +136,10 @@ async def test_query_rejects_bad_input(client: TestClient[Any, Any]) -> None:
         {"q": "x", "minScore": 2},
         {"q": "x", "filters": ["tag"]},
     ):
-        resp = await client.post("/v1/query", json=body, headers=AUTH)
+        resp = await client.post("/v1/search", json=body, headers=AUTH)
         assert resp.status == 400, body
         assert (await resp.json())["error"]["code"] == "invalid_input"
-    resp = await client.post("/v1/query", json={"q": "x", "collections": ["nope"]}, headers=AUTH)
+    resp = await client.post("/v1/search", json={"q": "x", "collections": ["nope"]}, headers=AUTH)
     assert resp.status == 404
 
 
@@ -166,7 +167,7 @@ async def test_facts_recall_and_graph_through_http(
     found = await (
         await client.post("/v1/recall", headers=AUTH, json={"q": "pricing tiers"})
     ).json()
-    assert found["results"][0]["id"] == fact["id"]
+    assert found["results"][0]["fact"]["id"] == fact["id"]
     meta = await (
         await client.get("/v1/notes/metadata", headers=AUTH, params={"path": fact["path"]})
     ).json()
@@ -186,7 +187,7 @@ async def test_facts_recall_and_graph_through_http(
         )
     ).json()
     assert "Projects/Pricing.md" in {n["path"] for n in near["neighbors"]}
-    resp = await client.post("/v1/query", json={"q": "pricing", "mode": "query"}, headers=AUTH)
+    resp = await client.post("/v1/query", json={"q": "pricing"}, headers=AUTH)
     assert resp.status == 200 and (await resp.json())["results"]
     resp = await client.post("/v1/sync", headers=AUTH)
     assert resp.status == 503
@@ -199,7 +200,8 @@ async def test_fact_input_is_validated_before_anything_else(client: TestClient[A
         ("POST", "/v1/facts", {"text": "x", "importance": 3}),
         ("POST", "/v1/facts", {"text": "x", "colour": "red"}),
         ("PATCH", "/v1/facts/abc", {}),
-        ("PATCH", "/v1/facts/a%20b", {"importance": 0.5}),
+        ("PATCH", "/v1/facts/abc", {"id": "other", "importance": 0.5}),
+        ("PATCH", "/v1/facts/" + "a" * 129, {"importance": 0.5}),
     ):
         resp = await client.request(method, path, json=body, headers=AUTH)
         assert resp.status == 400, (path, body)
@@ -371,8 +373,10 @@ async def test_every_route_is_in_the_openapi_document_and_back(
     from openapi_spec_validator import validate
 
     spec = await get_json(client, "/v1/openapi.json")
-    assert spec == openapi_document()
+    assert spec == openapi.document()
     validate(spec)
+    shipped = Path(openapi.__file__).with_name("openapi.json").read_text(encoding="utf-8")
+    assert shipped == openapi.text(), "regenerate: python -m engram.server.openapi > …"
     in_app = {
         (r.method.lower(), r.resource.canonical)
         for r in client.app.router.routes()
@@ -400,5 +404,5 @@ async def test_engram_is_not_touched_on_the_event_loop(client: TestClient[Any, A
         return original(*a, **k)
 
     engram.search = spy  # type: ignore[method-assign]
-    await post(client, "/v1/query", {"q": "pricing"})
+    await post(client, "/v1/search", {"q": "pricing"})
     assert seen and seen[0].startswith("engram-read")

@@ -35,16 +35,17 @@ async def test_memory_routes_for_agents(
     plain = (await post(client, "/v1/facts", {"text": "We chose three pricing tiers."}, 201))[
         "fact"
     ]
-    assert plain["source"] == "obsidian"
+    assert plain["source"] == "engram"  # the plugin says "obsidian"
 
     hits = await post(client, "/v1/recall", {"q": "short sentences", "type": "preference"})
-    assert [h["id"] for h in hits["results"]] == [fact["id"]]
+    assert [h["fact"]["id"] for h in hits["results"]] == [fact["id"]]
     none = await post(client, "/v1/recall", {"q": "short sentences", "tags": ["nothing"]})
     assert none["results"] == []
     notes = await post(client, "/v1/recall", {"q": "espresso", "includeNotes": True})
     assert "Café Notes.md" in {h["path"] for h in notes["results"]}
-    listed = await post(client, "/v1/recall", {"tier": "structural", "allStates": True})
-    assert all(h["importanceTier"] == "structural" for h in listed["results"])  # no query
+    every = ["active", "dormant", "merged", "archived", "pruned"]
+    listed = await post(client, "/v1/recall", {"tier": "structural", "states": every})
+    assert all(h["fact"]["importanceTier"] == "structural" for h in listed["results"])
     await post(client, "/v1/recall", {"tier": "huge"}, status=400)
 
     context = await post(client, "/v1/memory/context", {"q": "pricing", "budget": 300})
@@ -54,7 +55,8 @@ async def test_memory_routes_for_agents(
 
     deep = await post(client, "/v1/memory/deep-search", {"q": "pricing tiers", "n": 5})
     assert deep["sources"] == ["local"] and deep["notes"] == ["local only: sync is not configured"]
-    assert deep["results"][0]["id"] == plain["id"] and deep["results"][0]["source"] == "local"
+    top = deep["results"][0]
+    assert top["hit"]["fact"]["id"] == plain["id"] and top["source"] == "local"
 
 
 async def test_agent_route_input_is_validated(client: TestClient[Any, Any]) -> None:
@@ -65,6 +67,7 @@ async def test_agent_route_input_is_validated(client: TestClient[Any, Any]) -> N
         ("POST", "/v1/memory/deep-search", {"q": "x", "n": 0}),
         ("POST", "/v1/recall", {"q": "x", "includeNotes": "yes"}),
         ("POST", "/v1/recall", {"q": "x", "tags": "style"}),
+        ("POST", "/v1/recall", {"q": "x", "states": ["asleep"]}),
         ("POST", "/v1/facts", {"text": "x", "createdBy": ""}),
         ("PATCH", "/v1/facts/abc", {"source": "mcp"}),  # where a fact came from never changes
     ):

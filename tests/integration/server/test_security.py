@@ -207,13 +207,13 @@ async def test_an_unexpected_failure_is_a_json_500_without_details(
         raise RuntimeError(f"secret detail {TOKEN}")
 
     monkeypatch.setattr(engram, "search", boom)
-    resp = await client.post("/v1/query", json={"q": "pricing"}, headers=AUTH)
+    resp = await client.post("/v1/search", json={"q": "pricing"}, headers=AUTH)
     assert resp.status == 500
     text = await resp.text()
     assert (await resp.json())["error"]["code"] == "internal"
     assert "Traceback" not in text and "secret" not in text and TOKEN not in text
     status = await (await client.get("/v1/status", headers=AUTH)).json()
-    assert status["lastError"]["message"] == "RuntimeError in /v1/query"
+    assert status["lastError"]["message"] == "RuntimeError in /v1/search"
 
 
 @pytest.mark.parametrize(
@@ -221,7 +221,8 @@ async def test_an_unexpected_failure_is_a_json_500_without_details(
     [
         ("POST", "/v1/query", {"data": b'{"q": "a\\u0000b"}'}),
         ("POST", "/v1/query", {"data": b'{"q": "\\ud800"}'}),
-        ("POST", "/v1/query", {"data": b'{"q": "x", "n": null}'}),
+        ("POST", "/v1/query", {"data": b'{"q": "x", "n": "ten"}'}),
+        ("POST", "/v1/search", {"data": b'{"q": "x", "n": 2.5}'}),
         ("POST", "/v1/query", {"data": b'{"q": "x", "filters": {"tags": ["\\ud800"]}}'}),
         ("GET", "/v1/documents", {"params": {"ref": "a\x00b"}}),
         ("GET", "/v1/notes/metadata", {"params": {"path": "x" * 300 + ".md"}}),

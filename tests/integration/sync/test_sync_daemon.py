@@ -88,7 +88,7 @@ def test_the_sync_commands(tmp_path: Path, double: Double) -> None:
     human = cli(env, "sync", "status").stdout
     assert "0 pending" in human and double.url in human
     assert double.facts()[fact["id"]]["title"] == "We chose Convex for sync."
-    assert cli_json(env, "fact", "show", fact["id"])["sync"]["state"] == "synced"
+    assert cli_json(env, "fact", "show", fact["id"])["syncState"] == "synced"
     cli(
         {**env, "ENGRAM_SYNC_TOKEN": SYNC_TOKEN},
         "sync",

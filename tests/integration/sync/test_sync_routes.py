@@ -54,7 +54,7 @@ async def test_sync_now_status_and_fact_states(
         "/v1/facts", json={"text": "Sync state shows in the panel."}, headers=AUTH
     )
     fact = (await resp.json())["fact"]
-    assert fact["sync"]["state"] == "pending"
+    assert fact["syncState"] == "pending"
     status = await sync_state(client, lambda s: s["state"] == "idle")
     assert status["configured"] and status["pending"] == 1
     assert "token" not in str(status).lower()
@@ -71,7 +71,7 @@ async def test_sync_now_status_and_fact_states(
     reply = await (await running).json()
     assert reply["report"]["pushed"] == 1 and reply["report"]["error"] is None
     got = await (await client.get(f"/v1/facts/{fact['id']}", headers=AUTH)).json()
-    assert got["fact"]["sync"]["state"] == "synced"
+    assert got["fact"]["syncState"] == "synced"
     status = await sync_state(client, lambda s: s["state"] != "syncing")
     assert status["state"] == "idle" and status["pending"] == 0 and status["lastSync"]
 

@@ -14,18 +14,22 @@ Standard library only: the daemon-backed CLI imports it.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as dt
 import functools
+import math
 import types
 import typing
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal, Union
+from typing import Annotated, Any, Literal, Union
 
 from engram.errors import InvalidInputError
 
 MISSING: Any = dataclasses.MISSING
+# A score: sent rounded to 4 decimals, what a reader needs and stable between two runs.
+Score = Annotated[float, {"digits": 4}]
 TOP = ""  # where a top-level object's fields are named plainly ('n', not 'value.n')
 
 
@@ -37,10 +41,21 @@ def arg(
     low: float | None = None,
     high: float | None = None,
     max_len: int | None = None,
+    min_len: int | None = None,
     max_items: int | None = None,
+    date: bool = False,
+    choices: tuple[str, ...] | None = None,
+    local: bool = False,
+    note: bool = False,
     factory: Any = MISSING,
 ) -> Any:
-    """A dataclass field with its description, wire name and bounds (checked by `decode`)."""
+    """A dataclass field with its description, wire name and bounds (checked by `decode`).
+
+    `min_len`: the least characters a string has besides blank space. `date`: a string that
+    is an ISO 8601 date. `choices`: the values a string (or each string of a list) may take.
+    `local`: a parameter of the operation that only an in-process call can give (never on
+    the wire). `note`: a note of the vault, by path or name; the daemon refuses one leaving
+    the vault before the operation runs."""
     meta = {
         k: v
         for k, v in {
@@ -49,7 +64,12 @@ def arg(
             "low": low,
             "high": high,
             "max_len": max_len,
+            "min_len": min_len,
             "max_items": max_items,
+            "date": date or None,
+            "choices": choices,
+            "local": local or None,
+            "note": note or None,
         }.items()
         if v not in (None, "")
     }
@@ -78,17 +98,23 @@ class Field:
 
 @functools.cache
 def fields_of(cls: type) -> tuple[Field, ...]:
-    """The fields of a dataclass with their resolved type hints (cached per class)."""
-    hints = typing.get_type_hints(cls)
+    """The wire fields of a dataclass with their resolved type hints (cached per class); a
+    hint `Annotated[T, {...}]` adds its mapping to the field's bounds (see `Score`)."""
+    hints = typing.get_type_hints(cls, include_extras=True)
     out = []
     for f in dataclasses.fields(cls):
-        if not f.init:
+        if not f.init or f.metadata.get("local"):
             continue
         factory: Any = f.default_factory
         default = f.default if factory is MISSING else factory()
         required = f.default is MISSING and factory is MISSING
         wire = f.metadata.get("wire") or camel(f.name)
-        out.append(Field(f.name, wire, hints[f.name], f.metadata, required, default))
+        hint, meta = hints[f.name], dict(f.metadata)
+        if typing.get_origin(hint) is Annotated:
+            hint, *extras = typing.get_args(hint)
+            for extra in extras:
+                meta.update(extra)
+        out.append(Field(f.name, wire, hint, meta, required, default))
     return tuple(out)
 
 
@@ -99,11 +125,13 @@ def encode(value: Any) -> Any:
     if isinstance(value, float):
         return value
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        out = {f.wire: encode(getattr(value, f.name)) for f in fields_of(type(value))}
+        out = {f.wire: _field(f, getattr(value, f.name)) for f in fields_of(type(value))}
         for wire, prop in getattr(type(value), "WIRE_EXTRA", {}).items():
             out[wire] = encode(getattr(value, prop))
         return out
     if isinstance(value, dt.datetime):
+        if value.tzinfo is not None:
+            value = value.astimezone(dt.UTC)
         return value.isoformat().replace("+00:00", "Z")
     if isinstance(value, dt.date):
         return value.isoformat()
@@ -114,6 +142,30 @@ def encode(value: Any) -> Any:
     if isinstance(value, Iterable):
         return [encode(v) for v in value]
     raise TypeError(f"cannot encode a {type(value).__name__}")
+
+
+def lost(value: Any, keep: str | None = None) -> str | None:
+    """The first local field of a value (or of a value inside it) set to other than its
+    default: what the wire would drop. `keep` names a local field the caller handles."""
+    for f in dataclasses.fields(value):
+        item = getattr(value, f.name)
+        if f.metadata.get("local") and f.name != keep:
+            factory: Any = f.default_factory
+            default = f.default if factory is MISSING else factory()
+            if item != default:
+                return f.name
+        elif dataclasses.is_dataclass(item) and not isinstance(item, type):
+            inner = lost(item)
+            if inner is not None:
+                return f"{f.name}.{inner}"
+    return None
+
+
+def _field(f: Field, value: Any) -> Any:
+    digits = f.meta.get("digits")
+    if digits is not None and isinstance(value, float):
+        return round(value, digits)
+    return encode(value)
 
 
 def decode(hint: Any, data: Any, where: str = "") -> Any:
@@ -172,8 +224,8 @@ def _sequence(hint: Any, origin: Any, data: Any, where: str, meta: Mapping[str, 
 
 
 def _item_meta(meta: Mapping[str, Any]) -> Mapping[str, Any]:
-    """The bounds of a list field that apply to each item (length of each string)."""
-    return {"max_len": meta["max_len"]} if "max_len" in meta else {}
+    """The bounds of a list field that apply to each item (length, choices of each string)."""
+    return {k: meta[k] for k in ("max_len", "min_len", "choices", "date") if k in meta}
 
 
 def _dataclass(cls: type, data: Any, where: str) -> Any:
@@ -207,7 +259,7 @@ def _scalar(hint: Any, data: Any, where: str, meta: Mapping[str, Any]) -> Any:
             raise InvalidInputError(f"{where} must be a whole number")
         return _bounded(data, where, meta)
     if hint is float:
-        if isinstance(data, bool) or not isinstance(data, int | float):
+        if isinstance(data, bool) or not isinstance(data, int | float) or not math.isfinite(data):
             raise InvalidInputError(f"{where} must be a number")
         return _bounded(float(data), where, meta)
     if hint in (str, Path):
@@ -216,7 +268,8 @@ def _scalar(hint: Any, data: Any, where: str, meta: Mapping[str, Any]) -> Any:
         if "\x00" in data:
             raise InvalidInputError(f"{where} must not contain NUL characters")
         if meta.get("max_len") is not None and len(data) > meta["max_len"]:
-            raise InvalidInputError(f"{where} is longer than {meta['max_len']:,} characters")
+            raise InvalidInputError(f"{where} is too long (at most {meta['max_len']:,} characters)")
+        _text(data, where, meta)
         return Path(data) if hint is Path else data
     if hint in (dt.datetime, dt.date):
         if not isinstance(data, str):
@@ -233,6 +286,18 @@ def _scalar(hint: Any, data: Any, where: str, meta: Mapping[str, Any]) -> Any:
     raise TypeError(f"the codec cannot decode {hint!r} ({where})")
 
 
+def _text(data: str, where: str, meta: Mapping[str, Any]) -> None:
+    if meta.get("min_len") and len(data.strip()) < meta["min_len"]:
+        raise InvalidInputError(f"{where} must not be empty")
+    if meta.get("choices") and data not in meta["choices"]:
+        raise InvalidInputError(f"{where} must be one of {', '.join(meta['choices'])}")
+    if meta.get("date"):
+        try:
+            dt.date.fromisoformat(data)
+        except ValueError:
+            raise InvalidInputError(f"{where} must be an ISO 8601 date, got {data!r}") from None
+
+
 def _bounded(number: Any, where: str, meta: Mapping[str, Any]) -> Any:
     low, high = meta.get("low"), meta.get("high")
     if (low is not None and number < low) or (high is not None and number > high):
@@ -242,31 +307,41 @@ def _bounded(number: Any, where: str, meta: Mapping[str, Any]) -> Any:
     return number
 
 
-def schema(hint: Any, meta: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """The JSON Schema (OpenAPI 3.1's dialect) of a type, with the bounds `decode` checks."""
+def schema(
+    hint: Any, meta: Mapping[str, Any] | None = None, refs: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The JSON Schema (OpenAPI 3.1's dialect) of a type, with the bounds `decode` checks.
+    With `refs`, each dataclass is put there under its name and referred to (OpenAPI's
+    components), else written in place."""
     meta = meta or {}
     origin = typing.get_origin(hint)
     out: dict[str, Any]
     if hint is Any:
         out = {}
     elif origin in (Union, types.UnionType):
-        options = [schema(o, meta) for o in typing.get_args(hint)]
+        options = [schema(o, meta, refs) for o in typing.get_args(hint)]
         out = options[0] if len(options) == 1 else {"anyOf": options}
     elif origin is Literal:
         out = {"enum": list(typing.get_args(hint))}
     elif origin in (tuple, list, Sequence, Iterable, typing.Iterable, typing.Sequence):
         args = typing.get_args(hint)
         if origin is tuple and args and args[-1] is not Ellipsis:
-            items = [schema(a) for a in args]
+            items = [schema(a, None, refs) for a in args]
             out = {"type": "array", "prefixItems": items, "minItems": len(items)}
             out["maxItems"] = len(items)
         else:
-            out = {"type": "array", "items": schema(args[0] if args else Any, _item_meta(meta))}
+            item = args[0] if args else Any
+            out = {"type": "array", "items": schema(item, _item_meta(meta), refs)}
             if meta.get("max_items") is not None:
                 out["maxItems"] = meta["max_items"]
     elif origin in (dict, Mapping, typing.Mapping):
         _, value_hint = typing.get_args(hint) or (str, Any)
-        out = {"type": "object", "additionalProperties": schema(value_hint)}
+        out = {"type": "object", "additionalProperties": schema(value_hint, None, refs)}
+    elif isinstance(hint, type) and dataclasses.is_dataclass(hint) and refs is not None:
+        if hint.__name__ not in refs:
+            refs[hint.__name__] = {}  # a type that holds itself refers to its own entry
+            refs[hint.__name__] = object_schema(hint, refs)
+        out = {"$ref": f"#/components/schemas/{hint.__name__}"}
     elif isinstance(hint, type) and dataclasses.is_dataclass(hint):
         out = object_schema(hint)
     else:
@@ -276,9 +351,9 @@ def schema(hint: Any, meta: Mapping[str, Any] | None = None) -> dict[str, Any]:
     return out
 
 
-def object_schema(cls: type) -> dict[str, Any]:
+def object_schema(cls: type, refs: dict[str, Any] | None = None) -> dict[str, Any]:
     """A dataclass as a JSON Schema object: its fields, which are required, no others."""
-    props = {f.wire: schema(f.hint, f.meta) for f in fields_of(cls)}
+    props = {f.wire: schema(f.hint, f.meta, refs) for f in fields_of(cls)}
     for wire in getattr(cls, "WIRE_EXTRA", {}):
         props[wire] = {"readOnly": True}
     out: dict[str, Any] = {"type": "object", "properties": props, "additionalProperties": False}
@@ -310,4 +385,28 @@ def _scalar_schema(hint: Any, meta: Mapping[str, Any]) -> dict[str, Any]:
         out["maximum"] = meta["high"]
     if meta.get("max_len") is not None and hint is str:
         out["maxLength"] = meta["max_len"]
+    if meta.get("min_len") and hint is str:
+        out["minLength"] = meta["min_len"]
+    if meta.get("choices") and hint is str:
+        out["enum"] = list(meta["choices"])
+    if meta.get("date") and hint is str:
+        out["format"] = "date"
     return out
+
+
+def from_query(cls: type, params: Mapping[str, str]) -> Any:
+    """A request from a query string (every value text): numbers and flags read per field."""
+    data: dict[str, Any] = dict(params)
+    for f in fields_of(cls):
+        value = data.get(f.wire)
+        if value is None:
+            continue
+        kinds = set(typing.get_args(f.hint)) or {f.hint}
+        if bool in kinds:
+            data[f.wire] = {"true": True, "1": True, "false": False, "0": False}.get(value, value)
+        elif int in kinds:
+            data[f.wire] = int(value) if value.lstrip("-").isdigit() else value
+        elif float in kinds:
+            with contextlib.suppress(ValueError):  # decode names the field
+                data[f.wire] = float(value)
+    return decode(cls, data)
