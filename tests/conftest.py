@@ -145,6 +145,8 @@ def _run_in_process(env: Mapping[str, str], args: tuple[str, ...], stdin: str | 
     root.setLevel(logging.WARNING)
     threads, files = set(threading.enumerate()), _open_files()
     try:
+        # color=True: click leaves escape codes in the output, as a pipe would get them (not a
+        # terminal, so the CLI adds no colour of its own); stripping would hide what leaks
         with CliRunner().isolation(input=stdin, env=dict(env), color=True) as (out, err, _):
             _forget_keyring()  # chosen again, from this run's environment
             try:
