@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -13,29 +9,12 @@ from typing import Any
 
 import pytest
 
-from tests.integration.server.server_helpers import NO_KEYRING, Daemon
+from tests.conftest import EngramCli
+from tests.integration.server.server_helpers import Daemon
 from tests.integration.sync.conftest import SYNC_TOKEN, Double
 
 
-def cli(env: dict[str, str], *args: str, ok: bool = True, stdin: str | None = None) -> Any:
-    proc = subprocess.run(
-        [sys.executable, "-m", "engram", *args],
-        env={**os.environ, **NO_KEYRING, **env},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        input=stdin,
-    )
-    if ok:
-        assert proc.returncode == 0, proc.stdout + proc.stderr
-    return proc
-
-
-def cli_json(env: dict[str, str], *args: str) -> Any:
-    return json.loads(cli(env, *args, "--json").stdout)
-
-
-def setup_machine(tmp: Path, name: str, url: str) -> tuple[dict[str, str], Path]:
+def setup_machine(run: EngramCli, tmp: Path, name: str, url: str) -> tuple[dict[str, str], Path]:
     home = tmp / name
     vault = home / "vault"
     vault.mkdir(parents=True)
@@ -46,8 +25,8 @@ def setup_machine(tmp: Path, name: str, url: str) -> tuple[dict[str, str], Path]
         "ENGRAM_EMBED_MODEL": "none",
         "NO_COLOR": "1",
     }
-    cli(env, "init", str(vault), "--name", "vault")
-    info = cli_json(
+    run(env, "init", str(vault), "--name", "vault")
+    info = run.json(
         {**env, "ENGRAM_SYNC_TOKEN": SYNC_TOKEN},
         "sync",
         "init",
@@ -72,24 +51,24 @@ def wait_for(what: Callable[[], Any], timeout: float = 40) -> Any:
     raise AssertionError("timed out waiting")
 
 
-def test_the_sync_commands(tmp_path: Path, double: Double) -> None:
-    env, _ = setup_machine(tmp_path, "a", double.url)
+def test_the_sync_commands(run: EngramCli, tmp_path: Path, double: Double) -> None:
+    env, _ = setup_machine(run, tmp_path, "a", double.url)
     assert SYNC_TOKEN not in (tmp_path / "a" / "config" / "engram" / "index.yml").read_text()
-    fact = cli_json(env, "fact", "add", "We chose Convex for sync.")
-    status = cli_json(env, "sync", "status")
+    fact = run.json(env, "fact", "add", "We chose Convex for sync.")
+    status = run.json(env, "sync", "status")
     assert status["configured"] and status["pending"] == 1 and status["lastSync"] is None
-    assert cli(env, "sync", "check", ok=False).returncode == 1  # a fact waits to be pushed
-    report = cli_json(env, "sync")
+    assert run(env, "sync", "check", ok=False).returncode == 1  # a fact waits to be pushed
+    report = run.json(env, "sync")
     assert report["pushed"] == 1 and report["error"] is None
-    assert cli_json(env, "sync", "check")["inStep"]
-    assert cli_json(env, "sync", "push")["pushed"] == 0
-    pulled = cli_json(env, "sync", "pull")
+    assert run.json(env, "sync", "check")["inStep"]
+    assert run.json(env, "sync", "push")["pushed"] == 0
+    pulled = run.json(env, "sync", "pull")
     assert pulled["error"] is None and pulled["pulled"] == 0  # the cursor is past it
-    human = cli(env, "sync", "status").stdout
+    human = run(env, "sync", "status").stdout
     assert "0 pending" in human and double.url in human
     assert double.facts()[fact["id"]]["title"] == "We chose Convex for sync."
-    assert cli_json(env, "fact", "show", fact["id"])["syncState"] == "synced"
-    cli(
+    assert run.json(env, "fact", "show", fact["id"])["syncState"] == "synced"
+    run(
         {**env, "ENGRAM_SYNC_TOKEN": SYNC_TOKEN},
         "sync",
         "init",
@@ -97,11 +76,11 @@ def test_the_sync_commands(tmp_path: Path, double: Double) -> None:
         "--url",
         "http://127.0.0.1:9",
     )  # nothing listens there: offline
-    cli(env, "fact", "add", "Offline facts wait in the outbox.")
-    failed = cli(env, "sync", ok=False)
+    run(env, "fact", "add", "Offline facts wait in the outbox.")
+    failed = run(env, "sync", ok=False)
     assert failed.returncode == 1 and "cannot reach Convex" in failed.stdout
-    assert cli_json(env, "sync", "status")["pending"] == 1
-    wrong = cli(
+    assert run.json(env, "sync", "status")["pending"] == 1
+    wrong = run(
         {**env, "ENGRAM_SYNC_TOKEN": "wrong"}, "sync", "init", "--url", double.url, ok=False
     )
     assert wrong.returncode == 1 and "wrong sync token" in wrong.stderr
@@ -109,10 +88,12 @@ def test_the_sync_commands(tmp_path: Path, double: Double) -> None:
 
 
 @pytest.fixture
-def two_daemons(tmp_path: Path, double: Double) -> Iterator[list[tuple[Daemon, dict[str, str]]]]:
+def two_daemons(
+    run: EngramCli, tmp_path: Path, double: Double
+) -> Iterator[list[tuple[Daemon, dict[str, str]]]]:
     started = []
     for name in ("a", "b"):
-        env, vault = setup_machine(tmp_path, name, double.url)
+        env, vault = setup_machine(run, tmp_path, name, double.url)
         daemon = Daemon(env, vault, tmp_path / f"{name}.log", "--debounce", "0.3")
         daemon.wait_ready()
         started.append((daemon, env))
@@ -130,8 +111,9 @@ def fact_notes(vault: Path) -> dict[str, str]:
     return out
 
 
+@pytest.mark.slow  # two real `engram serve`; the CLI runs in this process
 def test_two_daemons_sync_in_the_background(
-    two_daemons: list[tuple[Daemon, dict[str, str]]], double: Double
+    run: EngramCli, two_daemons: list[tuple[Daemon, dict[str, str]]], double: Double
 ) -> None:
     (a, a_env), (b, _) = two_daemons
     status, body = a.call("POST", "/v1/facts", {"text": "The release train leaves on Tuesdays."})
@@ -146,7 +128,7 @@ def test_two_daemons_sync_in_the_background(
     wait_for(lambda: "Thursdays" in double.facts()[fid]["text"])  # watcher → outbox → push
     a_note = next(p for p in (a.vault / "Engram").rglob(f"*{fid[:8]}.md"))
     wait_for(lambda: "Thursdays" in a_note.read_text())
-    report = cli_json(a_env, "sync")  # through the daemon's writer
+    report = run.json(a_env, "sync")  # through the daemon's writer
     assert report["error"] is None
     assert "POST /v1/sync" in a.log.read_text()
     status, info = a.call("GET", "/v1/status")
