@@ -203,10 +203,10 @@ async function main() {
 			await openRecall("lighthouse");
 			await page.locator(".suggestion-item .engram-recall-title", { hasText: "Lighthouse keeper" }).waitFor({ timeout: 15_000 });
 			await sleep(300);
-			const queries = since(mark, (r) => r.url.endsWith("/v1/query"));
-			assert(queries.length >= 1 && queries.length < "lighthouse".length, `${queries.length} query requests for 10 keystrokes`);
+			const queries = since(mark, (r) => r.url.endsWith("/v1/search"));
+			assert(queries.length >= 1 && queries.length < "lighthouse".length, `${queries.length} search requests for 10 keystrokes`);
 			const body = JSON.parse(queries[queries.length - 1].body);
-			assert(body.q === "lighthouse" && body.mode === "search", `last query ${JSON.stringify(body)}`);
+			assert(body.q === "lighthouse" && !("mode" in body), `last search ${JSON.stringify(body)}`);
 			assert(JSON.stringify(body.collections) === '["vault"]', `collections ${JSON.stringify(body.collections)}`);
 			const reply = JSON.parse(queries[queries.length - 1].text);
 			assert(reply.results[0]?.path === "Lighthouse keeper.md" && reply.results[0].score > 0, `top result ${JSON.stringify(reply.results[0])}`);
@@ -216,7 +216,7 @@ async function main() {
 		});
 
 		await steps.run("Enter opens the note at the matching line", async () => {
-			const first = JSON.parse(lastTo("/v1/query").text).results[0];
+			const first = JSON.parse(lastTo("/v1/search").text).results[0];
 			await page.keyboard.press("Enter");
 			await waitOpen(first.path);
 			assert(Number(await cursorLine()) === Math.max(1, first.line) - 1, `cursor line ${await cursorLine()} for result line ${first.line}`);
@@ -257,7 +257,8 @@ async function main() {
 			await page.waitForFunction(() => document.querySelector(".engram-recall-bar")?.textContent?.includes("Deep search"), null, { timeout: 30_000 });
 			await page.locator(".suggestion-item .engram-recall-title", { hasText: "Überlegungen" }).waitFor({ timeout: 15_000 });
 			const q = since(mark, (r) => r.url.endsWith("/v1/query")).map((r) => JSON.parse(r.body));
-			assert(q.length >= 1 && q[q.length - 1].mode === "query" && q[q.length - 1].q === "lens", JSON.stringify(q));
+			assert(q.length >= 1 && q[q.length - 1].q === "lens", JSON.stringify(q));
+			assert(since(mark, (r) => r.url.endsWith("/v1/search")).length === 0, "a deep query went to /v1/search");
 			const notices = await page.locator(".engram-recall-bar .engram-notice").allTextContents();
 			assert(notices.some((n) => n.includes("keyword search only")), `notices ${JSON.stringify(notices)}`);
 			await page.keyboard.press("Escape");

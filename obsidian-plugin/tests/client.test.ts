@@ -7,7 +7,7 @@ const VAULT = "/v";
 
 function disco(port: number, token: string): string {
 	return JSON.stringify({
-		name: "engram", version: "1", protocol: 1, url: `http://127.0.0.1:${port}`, port, token,
+		name: "engram", version: "1", protocol: 2, url: `http://127.0.0.1:${port}`, port, token,
 		pid: 1, startedAt: "", vault: VAULT, capabilities: [],
 	});
 }
@@ -22,18 +22,21 @@ const STATUS = {
 /** A fake network: `servers` maps port → (token, handler); other ports refuse connections. */
 function setup(file: { text: string | null }, servers: Map<number, { token: string; reply?: (r: HttpRequest) => HttpResponse }>) {
 	const sent: HttpRequest[] = [];
+	const answer = (req: HttpRequest): HttpResponse => {
+		const port = Number(new URL(req.url).port);
+		const server = servers.get(port);
+		if (!server) throw new Error("ECONNREFUSED");
+		if (!req.url.endsWith("/v1/health") && req.headers.Authorization !== `Bearer ${server.token}`) {
+			return { status: 401, text: '{"error":{"code":"unauthorized","message":"bad token"}}' };
+		}
+		return server.reply?.(req) ?? { status: 200, text: JSON.stringify(STATUS) };
+	};
 	const client = new EngramClient({
 		vaultPath: VAULT,
 		readDiscovery: async () => file.text,
 		transport: async (req) => {
 			sent.push(req);
-			const port = Number(new URL(req.url).port);
-			const server = servers.get(port);
-			if (!server) throw new Error("ECONNREFUSED");
-			if (!req.url.endsWith("/v1/health") && req.headers.Authorization !== `Bearer ${server.token}`) {
-				return { status: 401, text: '{"error":{"code":"unauthorized","message":"bad token"}}' };
-			}
-			return server.reply?.(req) ?? { status: 200, text: JSON.stringify(STATUS) };
+			return answer(req);
 		},
 	});
 	return { client, sent };
@@ -50,7 +53,7 @@ async function kind(p: Promise<unknown>): Promise<string> {
 
 describe("EngramClient", () => {
 	it("sends the bearer token, but not to /v1/health", async () => {
-		const { client, sent } = setup({ text: disco(1, "t1") }, new Map([[1, { token: "t1", reply: () => ({ status: 200, text: '{"ok":true,"name":"engram","version":"1","protocol":1}' }) }]]));
+		const { client, sent } = setup({ text: disco(1, "t1") }, new Map([[1, { token: "t1", reply: () => ({ status: 200, text: '{"ok":true,"name":"engram","version":"1","protocol":2}' }) }]]));
 		await client.health();
 		expect(sent[0]?.headers.Authorization).toBeUndefined();
 		const { client: c2, sent: s2 } = setup({ text: disco(1, "t1") }, new Map([[1, { token: "t1" }]]));
@@ -149,18 +152,19 @@ describe("EngramClient", () => {
 	});
 
 	it("reads the facts folder, importance tier and sync state the backend reports", async () => {
-		const status =
-			'{"vault":{"path":"/v","collection":"v"},"facts":{"root":"Memory/Engram"},"indexing":{"state":"idle","done":0,"total":0,"job":null,"lastJob":null}}';
-		const fact = '{"fact":{"id":"f1","path":"Memory/Engram/facts/x.md","importanceScore":0.4,"importanceTier":"potential","sync":{"state":"local"}}}';
+		const status = JSON.stringify({ ...STATUS, facts: { root: "Memory/Engram" } });
+		const fact = JSON.stringify({
+			fact: { id: "f1", title: "X", text: "x", path: "Memory/Engram/facts/x.md", importanceScore: 0.4, importanceTier: "potential", syncState: "pending", warnings: ["daily note: busy"] },
+		});
 		const { client } = setup(
 			{ text: disco(1, "t") },
 			new Map([[1, { token: "t", reply: (r) => ({ status: 200, text: r.url.endsWith("/v1/status") ? status : fact }) }]]),
 		);
 		expect((await client.status()).facts).toEqual({ root: "Memory/Engram" });
 		const f = await client.getFact("f1");
-		expect([f.importanceTier, f.sync.state]).toEqual(["potential", "local"]);
-		const { client: old } = setup({ text: disco(1, "t") }, new Map([[1, { token: "t", reply: () => ({ status: 200, text: '{"vault":{"collection":"v"}}' }) }]]));
-		expect((await old.status()).facts).toBeNull();
+		expect([f.importanceTier, f.syncState, f.warnings]).toEqual(["potential", "pending", ["daily note: busy"]]);
+		const old = setup({ text: disco(1, "t") }, new Map([[1, { token: "t", reply: () => ({ status: 200, text: '{"vault":{"collection":"v"}}' }) }]]));
+		expect((await old.client.status()).facts).toBeNull();
 	});
 
 	it("never echoes a non-JSON error body", async () => {
@@ -176,42 +180,70 @@ describe("EngramClient", () => {
 	});
 
 	it("builds requests as the contract says", async () => {
-		const replies: Record<string, string> = {
-			"/v1/query": '{"results":[{"path":"a.md","collection":"notes","title":"A","score":0.5,"snippet":"x","highlights":[[0,1]],"line":3}],"notices":[]}',
-			"/v1/notes/metadata": '{"path":"a b/é.md","coverage":{"indexed":true}}',
-			"/v1/facts": '{"facts":[]}',
-			"/v1/facts/from-note": '{"fact":{"id":"f1","path":"Engram/facts/x.md"}}',
-			"/v1/index": '{"job":{"id":"j","state":"queued"}}',
+		const result = { docid: "abc123", collection: "notes", path: "a.md", title: "A", score: 0.5, snippet: "x", highlights: [[0, 1]], line: 3, context: null, factType: null };
+		const fact = { id: "f1", title: "X", text: "x", path: "Engram/facts/x.md", syncState: "local", warnings: [] };
+		const replies: Record<string, unknown> = {
+			"POST /v1/search": { results: [result] },
+			"POST /v1/query": { results: [], stages: { keyword: "on" }, notices: ["keyword search only: no embeddings yet"], expansions: [] },
+			"GET /v1/notes/metadata": {
+				path: "a b/é.md", collection: "notes", docid: "abc123", title: "é", frontmatter: {}, fact: null,
+				backlinks: [{ path: "b.md", title: "B", line: 2, context: "see [[é]]" }], related: [],
+				coverage: { indexed: true, indexedAt: null, chunks: 1, embedded: false },
+			},
+			"GET /v1/facts": { facts: [] },
+			"POST /v1/facts": { fact },
+			"PATCH /v1/facts/f%201": { fact },
+			"POST /v1/facts/from-note": { fact },
+			"POST /v1/index": { job: { id: "j", state: "queued" } },
 		};
+		const status: Record<string, number> = { "POST /v1/facts": 201, "POST /v1/facts/from-note": 201, "POST /v1/index": 202, "POST /v1/active-note": 204 };
 		const { client, sent } = setup(
 			{ text: disco(1, "t") },
-			new Map([[1, { token: "t", reply: (r) => (new URL(r.url).pathname === "/v1/active-note" ? { status: 204, text: "" } : { status: 200, text: replies[new URL(r.url).pathname] ?? "{}" }) }]]),
+			new Map([[1, {
+				token: "t",
+				reply: (r) => {
+					const at = `${r.method} ${new URL(r.url).pathname}`;
+					return { status: status[at] ?? 200, text: at in replies ? JSON.stringify(replies[at]) : "" };
+				},
+			}]]),
 		);
-		const q = await client.query({ q: "x", mode: "search", n: 20 });
+		const q = await client.search("search", { q: "x", n: 20, collections: ["notes"] });
 		expect(q.results[0]?.line).toBe(3);
 		expect(q.results[0]?.factType).toBeNull();
+		expect(q.notices).toEqual([]);
+		expect((await client.search("query", { q: "x", n: null })).notices).toEqual(["keyword search only: no embeddings yet"]);
 		await client.noteMetadata("a b/é.md");
 		await client.recentFacts(20);
-		const fact = await client.factFromNote("a.md", "sel");
-		expect(fact.sync.state).toBe("off");
+		await client.recentFacts(5, "decision");
+		const made = await client.createFact({ text: "x", type: "decision", tags: ["t"] });
+		expect(made.syncState).toBe("local");
+		await client.updateFact("f 1", { importance: 0.9, lifecycleState: "dormant" });
+		await client.factFromNote("a.md", "sel");
 		await client.index({ paths: ["a.md"] });
 		await client.index();
 		await client.activeNote({ path: "a.md", selection: "", cursorLine: 1 });
 		await client.activeNote(null);
 		expect(sent.map((r) => `${r.method} ${r.url.replace("http://127.0.0.1:1", "")}`)).toEqual([
+			"POST /v1/search",
 			"POST /v1/query",
 			"GET /v1/notes/metadata?path=a+b%2F%C3%A9.md",
-			"GET /v1/facts?limit=20&sort=recent",
+			"GET /v1/facts?limit=20",
+			"GET /v1/facts?limit=5&type=decision",
+			"POST /v1/facts",
+			"PATCH /v1/facts/f%201",
 			"POST /v1/facts/from-note",
 			"POST /v1/index",
 			"POST /v1/index",
 			"POST /v1/active-note",
 			"POST /v1/active-note",
 		]);
-		expect(JSON.parse(sent[7]?.body ?? "")).toEqual({ path: null });
-		expect(JSON.parse(sent[0]?.body ?? "")).toEqual({ q: "x", mode: "search", n: 20 });
-		expect(JSON.parse(sent[3]?.body ?? "")).toEqual({ path: "a.md", selection: "sel" });
-		expect(sent[5]?.body).toBeUndefined();
+		const body = (i: number): unknown => JSON.parse(sent[i]?.body ?? "");
+		expect(body(0)).toEqual({ q: "x", n: 20, collections: ["notes"] });
+		expect(body(1)).toEqual({ q: "x", n: null });
+		expect(body(5)).toEqual({ text: "x", type: "decision", tags: ["t"], source: "obsidian" });
+		expect(body(7)).toEqual({ path: "a.md", selection: "sel" });
+		expect(sent[9]?.body).toBeUndefined();
+		expect(body(11)).toEqual({ path: null });
 		expect(sent[0]?.headers["Content-Type"]).toBe("application/json");
 	});
 });

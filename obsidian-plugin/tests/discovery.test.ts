@@ -7,7 +7,7 @@ const VAULT = "/home/me/notes";
 const good = {
 	name: "engram",
 	version: "0.1.0",
-	protocol: 1,
+	protocol: 2,
 	url: "http://127.0.0.1:48123",
 	port: 48123,
 	token: "tok",
@@ -40,7 +40,8 @@ describe("parseDiscovery", () => {
 		["no token", JSON.stringify({ ...good, token: undefined }), "not-running"],
 		["an empty token", JSON.stringify({ ...good, token: "" }), "not-running"],
 		["another program", JSON.stringify({ ...good, name: "other" }), "not-running"],
-		["a newer protocol", JSON.stringify({ ...good, protocol: 2 }), "protocol"],
+		["a newer protocol", JSON.stringify({ ...good, protocol: 3 }), "protocol"],
+		["the older protocol 1", JSON.stringify({ ...good, protocol: 1 }), "protocol"],
 		["a LAN address", JSON.stringify({ ...good, url: "http://192.168.1.5:48123" }), "not-running"],
 		["https", JSON.stringify({ ...good, url: "https://127.0.0.1:48123" }), "not-running"],
 		["another vault", JSON.stringify({ ...good, vault: "/home/other/notes" }), "vault-mismatch"],

@@ -1,5 +1,5 @@
 /**
- * A small in-memory implementation of the Engram HTTP contract (protocol 1) for the unit tests.
+ * A small in-memory implementation of the Engram HTTP contract (protocol 2) for the unit tests.
  * Keyword matching only; it exists to exercise the plugin fast. The end-to-end test runs the
  * real `engram serve` instead (e2e/run.mjs).
  */
@@ -11,23 +11,38 @@ export interface NoteStore {
 	write(path: string, text: string): Promise<void>;
 }
 
+/** A fact as the backend's JSON has it: every property, always. */
 interface FactRecord {
 	id: string;
-	path: string;
 	title: string;
 	text: string;
 	factType: string;
-	importanceScore: number;
-	importanceTier: string;
-	confidence: number;
-	lifecycleState: string;
-	tags: string[];
-	entities: string[];
-	supersededBy: string | null;
-	contradictsWith: string[];
 	timestamp: string;
 	updatedAt: string;
-	sync: { state: "local" };
+	source: string;
+	createdBy: string;
+	scope: string;
+	tags: string[];
+	entities: string[];
+	importanceScore: number;
+	confidence: number;
+	lifecycleState: string;
+	supersededBy: string | null;
+	supersedes: string | null;
+	contradictsWith: string[];
+	convexId: string | null;
+	vaultSyncedAt: string | null;
+	lastEditedBy: string;
+	path: string;
+	accessCount: number;
+	lastAccess: string | null;
+	syncState: "local";
+	warnings: string[];
+	importanceTier: string;
+}
+
+function tier(importance: number): string {
+	return importance >= 0.8 ? "structural" : importance >= 0.4 ? "potential" : "contextual";
 }
 
 const COLLECTION = "vault";
@@ -54,8 +69,8 @@ export class FakeEngram {
 	facts: FactRecord[] = [];
 	indexRequests: unknown[] = [];
 	activeNotes: unknown[] = [];
-	/** Bodies of POST /v1/query, in order. */
-	queries: Array<Record<string, unknown>> = [];
+	/** Search requests (`POST /v1/search`, `/v1/vsearch`, `/v1/query`), in order. */
+	queries: Array<{ mode: string; body: Record<string, unknown> }> = [];
 	/** Reported as `facts.root` in the status; facts are written below it. */
 	factsRoot = "Engram";
 	requests: Array<{ method: string; path: string }> = [];
@@ -76,17 +91,22 @@ export class FakeEngram {
 		for (const [prefix, ms] of this.delays) {
 			if (url.pathname.startsWith(prefix)) await new Promise((r) => setTimeout(r, ms));
 		}
+		const body = typeof req.body === "string" ? req.body : undefined;
+		return this.answer(method, url, req, body);
+	}
+
+	private async answer(method: string, url: URL, req: HostRequest, text: string | undefined): Promise<HostResponse> {
 		if (url.pathname === "/v1/health") {
-			return json(200, { ok: true, name: "engram", version: "0.1.0-fake", protocol: 1 });
+			return json(200, { ok: true, name: "engram", version: "0.1.0-fake", protocol: 2 });
 		}
 		const auth = req.headers?.Authorization ?? req.headers?.authorization;
 		if (auth !== `Bearer ${this.token}`) return error(401, "unauthorized", "Missing or wrong bearer token");
 		let body: Record<string, unknown> = {};
-		if (typeof req.body === "string" && req.body !== "") {
+		if (text !== undefined && text !== "") {
 			try {
-				body = JSON.parse(req.body) as Record<string, unknown>;
+				body = JSON.parse(text) as Record<string, unknown>;
 			} catch {
-				return error(400, "bad_json", "Body is not JSON");
+				return error(400, "invalid_json", "Body is not JSON");
 			}
 		}
 		try {
@@ -99,19 +119,24 @@ export class FakeEngram {
 	private async route(method: string, url: URL, body: Record<string, unknown>): Promise<HostResponse> {
 		const p = url.pathname;
 		if (method === "GET" && p === "/v1/status") return json(200, await this.status());
-		if (method === "POST" && p === "/v1/query") {
-			this.queries.push(body);
+		const search = /^\/v1\/(search|vsearch|query)$/.exec(p);
+		if (method === "POST" && search) {
+			const mode = search[1] ?? "";
+			this.queries.push({ mode, body });
 			// Like the real backend: every collection unless `collections` narrows it.
 			const cols = Array.isArray(body.collections) ? body.collections : [COLLECTION];
-			if (!cols.includes(COLLECTION)) return json(200, { results: [], notices: [] });
-			return json(200, await this.query(String(body.q ?? ""), String(body.mode ?? "search")));
+			const results = cols.includes(COLLECTION) ? await this.search(String(body.q ?? ""), typeof body.n === "number" ? body.n : 10) : [];
+			if (mode !== "query") return json(200, { results });
+			const stages = { keyword: "on", vector: "off (no embedding model)", expansion: "off (no model)", rerank: "off (no model)" };
+			return json(200, { results, stages, notices: ["Deep search: the stand-in matches keywords only"], expansions: [] });
 		}
 		if (method === "GET" && p === "/v1/facts") {
 			const limit = Number(url.searchParams.get("limit") ?? 20);
-			const live = this.facts.filter((f) => f.lifecycleState !== "archived");
+			const type = url.searchParams.get("type");
+			const live = this.facts.filter((f) => f.lifecycleState !== "archived" && f.lifecycleState !== "pruned" && (!type || f.factType === type));
 			return json(200, { facts: [...live].reverse().slice(0, limit) });
 		}
-		if (method === "POST" && p === "/v1/facts") return json(201, { fact: await this.addFact(String(body.text ?? ""), null) });
+		if (method === "POST" && p === "/v1/facts") return json(201, { fact: await this.addFact(body, null) });
 		if (method === "POST" && p === "/v1/facts/from-note") return this.fromNote(body);
 		const factMatch = /^\/v1\/facts\/([^/]+)$/.exec(p);
 		if (factMatch) {
@@ -119,13 +144,10 @@ export class FakeEngram {
 			if (!fact) return error(404, "not_found", "No such fact");
 			if (method === "GET") return json(200, { fact });
 			if (method === "DELETE") {
-				fact.lifecycleState = "archived";
+				fact.lifecycleState = url.searchParams.get("prune") === "true" ? "pruned" : "archived";
 				return json(200, { fact });
 			}
-			if (method === "PATCH") {
-				Object.assign(fact, body);
-				return json(200, { fact });
-			}
+			if (method === "PATCH") return this.patchFact(fact, body);
 		}
 		if (method === "GET" && p === "/v1/notes/metadata") return this.metadata(url.searchParams.get("path") ?? "");
 		if (method === "POST" && p === "/v1/index") {
@@ -153,10 +175,11 @@ export class FakeEngram {
 			watcher: { enabled: false, queue: 0 },
 			sync: { configured: false, state: "off", pending: 0, lastSync: null },
 			lastError: null,
+			languageAdvice: null,
 		};
 	}
 
-	private async query(q: string, mode: string): Promise<unknown> {
+	private async search(q: string, n: number): Promise<unknown[]> {
 		const terms = q.toLowerCase().split(/\s+/).filter(Boolean);
 		const results = [];
 		for (const path of await this.notes.list()) {
@@ -193,30 +216,56 @@ export class FakeEngram {
 				title: titleOf(path, text),
 				score: Math.min(1, hits / (terms.length * 2)),
 				snippet,
-				highlights,
 				line: best + 1,
+				highlights,
 				context: null,
 				factType: fm?.[1] ?? null,
+				body: null,
+				passages: [],
+				explain: null,
+				uri: `engram://${COLLECTION}/${path}`,
 			});
 		}
 		results.sort((a, b) => b.score - a.score || a.path.localeCompare(b.path));
-		const notices = mode === "query" ? ["Deep search: the stand-in matches keywords only"] : [];
-		return { results: results.slice(0, 20), notices };
+		return results.slice(0, n);
 	}
 
-	private async addFact(text: string, source: string | null): Promise<FactRecord> {
+	/** Store a fact from a `POST /v1/facts` body (`cites`: the note a from-note fact came from). */
+	private async addFact(body: Record<string, unknown>, cites: string | null): Promise<FactRecord> {
+		const text = String(body.text ?? "");
 		const id = `f${String(this.nextId++).padStart(7, "0")}`;
-		const title = text.split("\n")[0]?.replace(/^#+\s*/, "").slice(0, 60) || "Fact";
+		const title = typeof body.title === "string" ? body.title : text.split("\n")[0]?.replace(/^#+\s*/, "").slice(0, 60) || "Fact";
 		const path = `${this.factsRoot}/facts/${slug(title)}-${id.slice(0, 8)}.md`;
 		const at = this.now().toISOString();
+		const importance = typeof body.importance === "number" ? body.importance : 0.5;
+		const strings = (v: unknown): string[] => (Array.isArray(v) ? v.map(String) : []);
 		const fact: FactRecord = {
-			id, path, title, text, factType: "fact", importanceScore: 0.5, importanceTier: "potential", confidence: 0.9,
-			lifecycleState: "active", tags: [], entities: source ? [`[[${source.replace(/\.md$/, "")}]]`] : [],
-			supersededBy: null, contradictsWith: [], timestamp: at, updatedAt: at, sync: { state: "local" },
+			id, title, text, factType: typeof body.type === "string" ? body.type : "fact", timestamp: at, updatedAt: at,
+			source: typeof body.source === "string" ? body.source : "engram", createdBy: "obsidian", scope: "default",
+			tags: strings(body.tags), entities: cites ? [`[[${cites.replace(/\.md$/, "")}]]`] : strings(body.entities),
+			importanceScore: importance, confidence: typeof body.confidence === "number" ? body.confidence : 0.9,
+			lifecycleState: "active", supersededBy: null, supersedes: null, contradictsWith: [], convexId: null,
+			vaultSyncedAt: null, lastEditedBy: "obsidian", path, accessCount: 0, lastAccess: null, syncState: "local",
+			warnings: [], importanceTier: tier(importance),
 		};
-		await this.notes.write(path, `---\nid: ${id}\nfactType: fact\n---\n# ${title}\n\n${text}\n`);
+		await this.notes.write(path, `---\nid: ${id}\nfactType: ${fact.factType}\n---\n# ${title}\n\n${text}\n`);
 		this.facts.push(fact);
 		return fact;
+	}
+
+	/** `PATCH /v1/facts/{id}`: the request's names are the facade's (`type`, `importance`). */
+	private patchFact(fact: FactRecord, body: Record<string, unknown>): HostResponse {
+		const changes = Object.entries(body).filter(([, v]) => v !== null && v !== undefined);
+		if (changes.length === 0) return error(400, "bad_request", "nothing to change");
+		for (const [k, v] of changes) {
+			if (k === "type") fact.factType = String(v);
+			else if (k === "importance") {
+				fact.importanceScore = Number(v);
+				fact.importanceTier = tier(fact.importanceScore);
+			} else Object.assign(fact, { [k]: v });
+		}
+		fact.updatedAt = this.now().toISOString();
+		return json(200, { fact });
 	}
 
 	private async fromNote(body: Record<string, unknown>): Promise<HostResponse> {
@@ -224,7 +273,7 @@ export class FakeEngram {
 		if (!(await this.notes.list()).includes(path)) return error(404, "not_found", `No note ${path}`);
 		const selection = typeof body.selection === "string" && body.selection !== "" ? body.selection : null;
 		const text = selection ?? (await this.notes.read(path));
-		return json(201, { fact: await this.addFact(text, path) });
+		return json(201, { fact: await this.addFact({ text, source: "obsidian" }, path) });
 	}
 
 	private async metadata(path: string): Promise<HostResponse> {
@@ -246,6 +295,8 @@ export class FakeEngram {
 			.map((o, i) => ({ path: o, title: titleOf(o, ""), score: 0.5 - i * 0.1 }));
 		return json(200, {
 			path,
+			collection: COLLECTION,
+			docid: slug(path).slice(0, 6),
 			title: titleOf(path, text),
 			frontmatter: {},
 			fact,
@@ -259,7 +310,7 @@ export class FakeEngram {
 	discovery(url: string, pid: number): Record<string, unknown> {
 		const port = Number(new URL(url).port);
 		return {
-			name: "engram", version: "0.1.0-fake", protocol: 1, url, port, token: this.token, pid,
+			name: "engram", version: "0.1.0-fake", protocol: 2, url, port, token: this.token, pid,
 			startedAt: this.now().toISOString(), vault: this.vaultPath,
 			capabilities: ["search", "query", "facts", "graph", "index", "sync"],
 		};

@@ -93,8 +93,8 @@ describe("recall modal", () => {
 	it("opens on Mod+Shift+R, searches once per pause, and opens the note at the line on Enter", async () => {
 		const h = await createHarness();
 		await openRecall(h, "budget");
-		const queries = h.fake.requests.filter((r) => r.path === "/v1/query");
-		expect(queries).toHaveLength(1);
+		const queries = h.fake.requests.filter((r) => ["/v1/search", "/v1/vsearch", "/v1/query"].includes(r.path));
+		expect(queries).toEqual([{ method: "POST", path: "/v1/search" }]);
 		expect(suggestions()).toEqual(["Beta", "Alpha"]);
 		expect(Array.from(document.querySelectorAll(".suggestion-item mark")).map((m) => m.textContent)).toEqual(["Budget", "budget"]);
 		key("Enter");
@@ -139,7 +139,7 @@ describe("recall modal", () => {
 		expect(input.placeholder).toBe("Deep search (start with ? for a quick search)");
 		type(input, "?budget");
 		await h.tick(500);
-		expect(h.fake.queries.map((q) => [q.q, q.mode, q.collections])).toEqual([
+		expect(h.fake.queries.map((q) => [q.body.q, q.mode, q.body.collections])).toEqual([
 			["alpha", "query", ["vault"]],
 			["budget", "search", ["vault"]],
 		]);
@@ -156,7 +156,7 @@ describe("recall modal", () => {
 		});
 		key("R", { ctrl: true, shift: true });
 		await h.tick();
-		expect(h.fake.requests.some((r) => r.path === "/v1/facts?limit=20&sort=recent")).toBe(true);
+		expect(h.fake.requests.some((r) => r.path === "/v1/facts?limit=20")).toBe(true);
 		expect(suggestions()).toEqual(["Alpha"]);
 		expect(document.querySelector(".engram-recall-bar")?.textContent).toBe("Recent facts");
 		key("Escape");

@@ -1,7 +1,7 @@
 // @vitest-environment node
 import { describe, expect, it } from "vitest";
-import type { Fact, QueryRequest, QueryResponse, SearchResult } from "../src/api/types";
-import { DEEP_DEBOUNCE_MS, itemFromResult, parseRecallQuery, QUICK_DEBOUNCE_MS, RecallController } from "../src/core/recall";
+import type { Fact, SearchRequest, SearchResponse, SearchResult } from "../src/api/types";
+import { DEEP_DEBOUNCE_MS, itemFromResult, parseRecallQuery, QUICK_DEBOUNCE_MS, RecallController, type RecallMode } from "../src/core/recall";
 import { FakeTimers } from "./fakeTimers";
 
 function result(path: string, collection = "notes"): SearchResult {
@@ -12,17 +12,18 @@ function fact(id: string): Fact {
 	return {
 		id, path: `Engram/facts/${id}.md`, title: id, text: "t", factType: "decision", importanceScore: 0.9, importanceTier: "structural", confidence: 1,
 		lifecycleState: "active", tags: [], entities: [], supersededBy: null, contradictsWith: [], timestamp: "", updatedAt: "",
-		sync: { state: "off" },
+		syncState: "local", warnings: [],
 	};
 }
 
 /** A backend whose replies are released by hand, in any order. */
 class ManualBackend {
-	queries: QueryRequest[] = [];
+	/** Each request with the route it went to (`mode`). */
+	queries: Array<SearchRequest & { mode: RecallMode }> = [];
 	factCalls = 0;
-	private pending: Array<{ req: QueryRequest; resolve: (r: QueryResponse) => void; reject: (e: Error) => void }> = [];
-	query(req: QueryRequest): Promise<QueryResponse> {
-		this.queries.push(req);
+	private pending: Array<{ req: SearchRequest; resolve: (r: SearchResponse) => void; reject: (e: Error) => void }> = [];
+	search(mode: RecallMode, req: SearchRequest): Promise<SearchResponse> {
+		this.queries.push({ ...req, mode });
 		return new Promise((resolve, reject) => this.pending.push({ req, resolve, reject }));
 	}
 	recentFacts(): Promise<Fact[]> {

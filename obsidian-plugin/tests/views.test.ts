@@ -21,7 +21,7 @@ const fact: Fact = {
 	id: "f1", path: "Engram/decisions/use-sqlite-f1.md", title: "Use SQLite", text: "We use SQLite.", factType: "decision",
 	importanceScore: 0.85, importanceTier: "", confidence: 0.9, lifecycleState: "active", tags: ["db"], entities: ["[[SQLite]]", "[[Alice|Al]]"],
 	supersededBy: "f0", contradictsWith: ["f7", "f8"], timestamp: "2025-01-02T03:04:05Z", updatedAt: "2025-01-02T03:04:05Z",
-	sync: { state: "pending" },
+	syncState: "pending", warnings: [],
 };
 
 function meta(over: Partial<NoteMetadata> = {}): NoteMetadata {

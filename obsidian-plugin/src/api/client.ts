@@ -8,7 +8,8 @@ import {
 	decodeHealth,
 	decodeJob,
 	decodeMetadata,
-	decodeQuery,
+	decodeQueryRun,
+	decodeSearch,
 	decodeStatus,
 } from "./decode";
 import { parseDiscovery } from "./discovery";
@@ -17,13 +18,15 @@ import type {
 	ActiveNote,
 	Discovery,
 	Fact,
+	FactPatch,
 	Health,
 	IndexJob,
 	IndexRequest,
 	NewFact,
 	NoteMetadata,
-	QueryRequest,
-	QueryResponse,
+	SearchMode,
+	SearchRequest,
+	SearchResponse,
 	Status,
 } from "./types";
 
@@ -104,12 +107,14 @@ export class EngramClient {
 		return this.call("GET", "/v1/status", undefined, decodeStatus);
 	}
 
-	query(req: QueryRequest): Promise<QueryResponse> {
-		return this.call("POST", "/v1/query", req, decodeQuery);
+	/** `POST /v1/search` (keyword), `/v1/vsearch` (vector) or `/v1/query` (hybrid). */
+	search(mode: SearchMode, req: SearchRequest): Promise<SearchResponse> {
+		return this.call("POST", `/v1/${mode}`, req, mode === "query" ? decodeQueryRun : decodeSearch);
 	}
 
+	/** The newest live facts, newest first. */
 	recentFacts(limit = 20, type?: string): Promise<Fact[]> {
-		const params = new URLSearchParams({ limit: String(limit), sort: "recent" });
+		const params = new URLSearchParams({ limit: String(limit) });
 		if (type) params.set("type", type);
 		return this.call("GET", `/v1/facts?${params.toString()}`, undefined, decodeFacts);
 	}
@@ -118,11 +123,12 @@ export class EngramClient {
 		return this.call("GET", `/v1/facts/${encodeURIComponent(id)}`, undefined, decodeFactReply);
 	}
 
+	/** The backend records a fact's source as `engram` unless told: facts stored here say obsidian. */
 	createFact(fact: NewFact): Promise<Fact> {
-		return this.call("POST", "/v1/facts", fact, decodeFactReply);
+		return this.call("POST", "/v1/facts", { ...fact, source: "obsidian" }, decodeFactReply);
 	}
 
-	updateFact(id: string, patch: Partial<NewFact> & { lifecycleState?: string }): Promise<Fact> {
+	updateFact(id: string, patch: FactPatch): Promise<Fact> {
 		return this.call("PATCH", `/v1/facts/${encodeURIComponent(id)}`, patch, decodeFactReply);
 	}
 

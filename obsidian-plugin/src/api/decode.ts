@@ -12,10 +12,11 @@ import type {
 	IndexJob,
 	ModelInfo,
 	NoteMetadata,
-	QueryResponse,
 	RelatedNote,
+	SearchResponse,
 	SearchResult,
 	Status,
+	SyncState,
 } from "./types";
 
 type Json = Record<string, unknown>;
@@ -164,7 +165,14 @@ function result(v: unknown): SearchResult {
 	};
 }
 
-export function decodeQuery(v: unknown): QueryResponse {
+/** The reply of `POST /v1/search` and `/v1/vsearch`: `{"results"}`. */
+export function decodeSearch(v: unknown): SearchResponse {
+	const o = obj(v, "search reply");
+	return { results: list(o, "results", "search reply").map(result), notices: [] };
+}
+
+/** The reply of `POST /v1/query` (hybrid): results plus the notices saying how it degraded. */
+export function decodeQueryRun(v: unknown): SearchResponse {
 	const o = obj(v, "query reply");
 	return {
 		results: list(o, "results", "query reply").map(result),
@@ -172,19 +180,20 @@ export function decodeQuery(v: unknown): QueryResponse {
 	};
 }
 
-export function decodeFact(v: unknown): Fact {
+function syncState(v: unknown): SyncState {
+	return v === "local" || v === "synced" || v === "pending" || v === "conflict" ? v : "off";
+}
+
+function decodeFact(v: unknown): Fact {
 	const o = obj(v, "fact");
-	const sync = typeof o.sync === "object" && o.sync !== null ? (o.sync as Json) : {};
-	const syncState = sync.state;
 	const path = str(o, "path", "fact");
-	const importance = optNum(o, "importanceScore");
 	return {
 		id: str(o, "id", "fact"),
 		path,
 		title: optStr(o, "title", path) ?? path,
 		text: optStr(o, "text", "") ?? "",
 		factType: optStr(o, "factType", "fact") ?? "fact",
-		importanceScore: importance,
+		importanceScore: optNum(o, "importanceScore"),
 		importanceTier: optStr(o, "importanceTier", "") ?? "",
 		confidence: optNum(o, "confidence"),
 		lifecycleState: optStr(o, "lifecycleState", "active") ?? "active",
@@ -194,12 +203,8 @@ export function decodeFact(v: unknown): Fact {
 		contradictsWith: strings(o, "contradictsWith", "fact"),
 		timestamp: optStr(o, "timestamp", "") ?? "",
 		updatedAt: optStr(o, "updatedAt", "") ?? "",
-		sync: {
-			state:
-				syncState === "local" || syncState === "synced" || syncState === "pending" || syncState === "conflict"
-					? syncState
-					: "off",
-		},
+		syncState: syncState(o.syncState),
+		warnings: strings(o, "warnings", "fact"),
 	};
 }
 

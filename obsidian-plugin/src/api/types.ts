@@ -1,7 +1,12 @@
-/** Wire types of the Engram HTTP API (protocol 1). Shapes mirror docs/http-api.md. */
+/**
+ * Wire types of the Engram HTTP API (protocol 2). Shapes mirror docs/http-api.md and the OpenAPI
+ * document the backend generates (backend/engram/server/openapi.json); the tests check the
+ * client's requests and the decoders against that document.
+ */
 
-export const PROTOCOL = 1;
+export const PROTOCOL = 2;
 
+/** Keyword (BM25), vector and hybrid search: one route each, `POST /v1/<mode>`. */
 export type SearchMode = "search" | "vsearch" | "query";
 
 export interface Discovery {
@@ -53,12 +58,26 @@ export interface Status {
 	languageAdvice: string | null;
 }
 
-export interface QueryRequest {
+/** Restrictions on the documents a search may return; each one optional. */
+export interface SearchFilters {
+	/** Folder or path prefixes. */
+	path?: string[];
+	/** All of these tags (nested tags match their parents, case ignored). */
+	tags?: string[];
+	/** Frontmatter properties as [name, value] pairs. */
+	fields?: Array<[string, string]>;
+	/** ISO dates: modified on or after / before. */
+	after?: string;
+	before?: string;
+}
+
+/** The body of `POST /v1/search`, `/v1/vsearch` and `/v1/query`. */
+export interface SearchRequest {
 	q: string;
-	mode: SearchMode;
-	n?: number;
+	/** 1..1000; null for every match. */
+	n?: number | null;
 	collections?: string[];
-	filters?: Record<string, unknown>;
+	filters?: SearchFilters;
 }
 
 export interface SearchResult {
@@ -74,12 +93,13 @@ export interface SearchResult {
 	factType: string | null;
 }
 
-export interface QueryResponse {
+export interface SearchResponse {
 	results: SearchResult[];
+	/** Why a hybrid query degraded (no models, no embeddings yet); always empty for search/vsearch. */
 	notices: string[];
 }
 
-/** `local`: never synced; `off`: the backend did not say (an older build). */
+/** `local`: never synced; `off`: a value this plugin does not know (a newer backend). */
 export type SyncState = "local" | "synced" | "pending" | "conflict" | "off";
 
 export interface Fact {
@@ -99,15 +119,34 @@ export interface Fact {
 	contradictsWith: string[];
 	timestamp: string;
 	updatedAt: string;
-	sync: { state: SyncState };
+	syncState: SyncState;
+	/** What failed after a write stored the fact (ledger line, daily note); empty otherwise. */
+	warnings: string[];
 }
 
+/** The body of `POST /v1/facts`; the client adds `source: "obsidian"`. */
 export interface NewFact {
 	text: string;
+	title?: string;
 	type?: string;
 	importance?: number;
+	confidence?: number;
 	tags?: string[];
 	entities?: string[];
+	scope?: string;
+}
+
+/** The body of `PATCH /v1/facts/{id}`: the fields to change (at least one). */
+export interface FactPatch {
+	text?: string;
+	title?: string;
+	type?: string;
+	importance?: number;
+	confidence?: number;
+	tags?: string[];
+	entities?: string[];
+	scope?: string;
+	lifecycleState?: "active" | "dormant" | "merged" | "archived" | "pruned";
 }
 
 export interface Backlink {

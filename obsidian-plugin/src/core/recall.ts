@@ -1,9 +1,10 @@
 /** Recall logic: query prefixes, result items, and search-as-you-type without stale replies. */
 import { errorMessage } from "../api/errors";
-import type { Fact, QueryRequest, QueryResponse, SearchResult } from "../api/types";
+import type { Fact, SearchMode, SearchRequest, SearchResponse, SearchResult } from "../api/types";
 import type { Timers } from "./timers";
 
-export type RecallMode = "search" | "query";
+/** Quick (keyword) or deep (hybrid) search; each is its own route. */
+export type RecallMode = Extract<SearchMode, "search" | "query">;
 
 /** The prefix that switches a query to the mode that is not the default. */
 export const SWITCH_PREFIX = "?";
@@ -80,7 +81,7 @@ export interface RecallOutcome {
 }
 
 export interface RecallBackend {
-	query(req: QueryRequest): Promise<QueryResponse>;
+	search(mode: RecallMode, req: SearchRequest): Promise<SearchResponse>;
 	recentFacts(limit: number): Promise<Fact[]>;
 }
 
@@ -146,10 +147,10 @@ export class RecallController {
 				const facts = await this.backend.recentFacts(RESULT_LIMIT);
 				outcome = { query: parsed, items: facts.map((f) => itemFromFact(f, collection)), notices: [], error: null };
 			} else {
-				const req: QueryRequest = { q: parsed.text, mode: parsed.mode, n: RESULT_LIMIT };
+				const req: SearchRequest = { q: parsed.text, n: RESULT_LIMIT };
 				// The backend searches every collection it indexes unless told otherwise: this vault only.
 				if (collection !== null) req.collections = [collection];
-				const reply = await this.backend.query(req);
+				const reply = await this.backend.search(parsed.mode, req);
 				outcome = {
 					query: parsed,
 					items: reply.results.map((r) => itemFromResult(r, collection)),

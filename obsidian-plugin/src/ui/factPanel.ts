@@ -45,7 +45,7 @@ function renderFact(el: HTMLElement, meta: NoteMetadata, fact: Fact, actions: Pa
 	const badges = s.createDiv({ cls: "engram-badges" });
 	badges.createSpan({ cls: "engram-badge engram-badge-fact", text: fact.factType });
 	badges.createSpan({ cls: `engram-badge engram-lifecycle-${fact.lifecycleState}`, text: fact.lifecycleState });
-	badges.createSpan({ cls: `engram-badge engram-sync-${fact.sync.state}`, text: `sync: ${fact.sync.state}` });
+	badges.createSpan({ cls: `engram-badge engram-sync-${fact.syncState}`, text: `sync: ${fact.syncState}` });
 	const tier = fact.importanceTier || importanceTier(fact.importanceScore);
 	field(s, "Importance").setText(`${formatScore(fact.importanceScore)} (${tier})`);
 	field(s, "Confidence").setText(formatScore(fact.confidence));
