@@ -9,6 +9,9 @@ export default defineConfig({
 	test: {
 		environment: "happy-dom",
 		include: ["tests/**/*.test.ts"],
+		// every request and reply a test makes through the fake backend is checked against the
+		// backend's OpenAPI document; a problem fails that test
+		setupFiles: ["./tests/contractSetup.ts"],
 		reporters: ["default", "./tests/summaryReporter.ts"],
 	},
 });

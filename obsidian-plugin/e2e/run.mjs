@@ -12,7 +12,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync,
 import { spawn } from "node:child_process";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import esbuild from "esbuild";
 import { chromium } from "playwright-core";
 import { absolutePythonPath, assert, Backend, exited, frontmatter, sleep, Steps, walkNotes } from "./harness.mjs";
@@ -44,6 +44,17 @@ async function bundlePage() {
 		platform: "browser",
 		target: "es2020",
 		outfile: join(buildDir, "page.js"),
+		logLevel: "warning",
+	});
+	// The unit tests' check of requests and replies against the backend's OpenAPI document, run
+	// here on what the real backend answered.
+	await esbuild.build({
+		entryPoints: [join(pluginRoot, "tests", "contract.ts")],
+		bundle: true,
+		format: "esm",
+		platform: "node",
+		packages: "external",
+		outfile: join(buildDir, "contract.mjs"),
 		logLevel: "warning",
 	});
 }
@@ -404,6 +415,19 @@ async function main() {
 			await sleep(1500); // more than the 1 s poll interval
 			assert((await page.locator(".prompt").count()) === 0, "hotkey still opens recall");
 			assert(requests.length === mark, `${requests.length - mark} requests after unload`);
+		});
+
+		await steps.run("every request and reply matches the backend's OpenAPI document", async () => {
+			const { checkReply, checkRequest, OPENAPI_FILE } = await import(pathToFileURL(join(buildDir, "contract.mjs")).href);
+			const answered = requests.filter((r) => r.status > 0);
+			const problems = answered.flatMap((r) => [
+				...checkRequest(r.method, r.url, r.body ?? undefined),
+				...checkReply(r.method, r.url, r.status, r.text ?? ""),
+			]);
+			const routes = [...new Set(answered.map((r) => `${r.method} ${new URL(r.url).pathname.replace(/\/facts\/(?!from-note$)[^/]+$/, "/facts/{id}")}`))].sort();
+			process.stdout.write(`    ${answered.length} exchanges checked against ${OPENAPI_FILE}: ${routes.join(", ")}\n`);
+			assert(routes.length >= 9, `routes ${JSON.stringify(routes)}`);
+			assert(problems.length === 0, `off the document:\n${[...new Set(problems)].join("\n")}`);
 		});
 
 		await steps.run("no console output, and only 127.0.0.1 was contacted", async () => {

@@ -2,6 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { EngramClient, type HttpRequest, type HttpResponse } from "../src/api/client";
 import { EngramError, isHttpStatus } from "../src/api/errors";
+import { checkReply, checkRequest, recordViolations } from "./contract";
 
 const VAULT = "/v";
 
@@ -19,8 +20,16 @@ const STATUS = {
 	lastError: null,
 };
 
-/** A fake network: `servers` maps port → (token, handler); other ports refuse connections. */
-function setup(file: { text: string | null }, servers: Map<number, { token: string; reply?: (r: HttpRequest) => HttpResponse }>) {
+/**
+ * A fake network: `servers` maps port → (token, handler); other ports refuse connections. Every
+ * request is checked against the backend's OpenAPI document, and so is every reply unless
+ * `offContract` (a test of how the client copes with a broken or older backend).
+ */
+function setup(
+	file: { text: string | null },
+	servers: Map<number, { token: string; reply?: (r: HttpRequest) => HttpResponse }>,
+	opts: { offContract?: boolean } = {},
+) {
 	const sent: HttpRequest[] = [];
 	const answer = (req: HttpRequest): HttpResponse => {
 		const port = Number(new URL(req.url).port);
@@ -36,7 +45,10 @@ function setup(file: { text: string | null }, servers: Map<number, { token: stri
 		readDiscovery: async () => file.text,
 		transport: async (req) => {
 			sent.push(req);
-			return answer(req);
+			recordViolations(checkRequest(req.method, req.url, req.body));
+			const res = answer(req);
+			if (!opts.offContract) recordViolations(checkReply(req.method, req.url, res.status, res.text));
+			return res;
 		},
 	});
 	return { client, sent };
@@ -71,7 +83,7 @@ describe("EngramClient", () => {
 	it("re-reads discovery.json after a restart on a new port and retries once", async () => {
 		const file = { text: disco(1, "t1") };
 		const servers = new Map([[1, { token: "t1" }]]);
-		const { client, sent } = setup(file, servers);
+		const { client, sent } = setup(file, servers, { offContract: true });
 		await client.status();
 		servers.delete(1);
 		servers.set(2, { token: "t2" });
@@ -163,19 +175,19 @@ describe("EngramClient", () => {
 		expect((await client.status()).facts).toEqual({ root: "Memory/Engram" });
 		const f = await client.getFact("f1");
 		expect([f.importanceTier, f.syncState, f.warnings]).toEqual(["potential", "pending", ["daily note: busy"]]);
-		const old = setup({ text: disco(1, "t") }, new Map([[1, { token: "t", reply: () => ({ status: 200, text: '{"vault":{"collection":"v"}}' }) }]]));
+		const old = setup({ text: disco(1, "t") }, new Map([[1, { token: "t", reply: () => ({ status: 200, text: '{"vault":{"collection":"v"}}' }) }]]), { offContract: true });
 		expect((await old.client.status()).facts).toBeNull();
 	});
 
 	it("never echoes a non-JSON error body", async () => {
-		const { client } = setup({ text: disco(1, "t") }, new Map([[1, { token: "t", reply: () => ({ status: 502, text: "<html>proxy secret</html>" }) }]]));
+		const { client } = setup({ text: disco(1, "t") }, new Map([[1, { token: "t", reply: () => ({ status: 502, text: "<html>proxy secret</html>" }) }]]), { offContract: true });
 		await expect(client.status()).rejects.toThrow(/^HTTP 502$/);
 	});
 
 	it("reports a malformed reply as a protocol error", async () => {
-		const { client } = setup({ text: disco(1, "t") }, new Map([[1, { token: "t", reply: () => ({ status: 200, text: "not json" }) }]]));
+		const { client } = setup({ text: disco(1, "t") }, new Map([[1, { token: "t", reply: () => ({ status: 200, text: "not json" }) }]]), { offContract: true });
 		expect(await kind(client.status())).toBe("protocol");
-		const { client: c2 } = setup({ text: disco(1, "t") }, new Map([[1, { token: "t", reply: () => ({ status: 200, text: '{"vault":{}}' }) }]]));
+		const { client: c2 } = setup({ text: disco(1, "t") }, new Map([[1, { token: "t", reply: () => ({ status: 200, text: '{"vault":{}}' }) }]]), { offContract: true });
 		expect(await kind(c2.status())).toBe("protocol");
 	});
 
@@ -245,5 +257,14 @@ describe("EngramClient", () => {
 		expect(sent[9]?.body).toBeUndefined();
 		expect(body(11)).toEqual({ path: null });
 		expect(sent[0]?.headers["Content-Type"]).toBe("application/json");
+	});
+
+	it("lets the contract check catch a request the backend would refuse", () => {
+		// the check itself, so a silent pass above means something
+		expect(checkRequest("GET", "http://127.0.0.1:1/v1/facts?limit=20&sort=recent", undefined)).toEqual([
+			"GET /v1/facts: unknown query parameter sort",
+		]);
+		expect(checkRequest("POST", "http://127.0.0.1:1/v1/search", '{"q":"x","mode":"search"}')[0]).toMatch(/must NOT have additional properties \(mode\)/);
+		expect(checkReply("POST", "http://127.0.0.1:1/v1/search", 200, '{"results":[],"notices":[]}')[0]).toMatch(/notices/);
 	});
 });

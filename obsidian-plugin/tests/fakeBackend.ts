@@ -2,7 +2,12 @@
  * A small in-memory implementation of the Engram HTTP contract (protocol 2) for the unit tests.
  * Keyword matching only; it exists to exercise the plugin fast. The end-to-end test runs the
  * real `engram serve` instead (e2e/run.mjs).
+ *
+ * Every request it receives and every reply it sends is checked against the backend's OpenAPI
+ * document (tests/contract.ts): a request off the contract is refused with 400 as the real
+ * backend would, and any problem fails the running test (tests/contractSetup.ts).
  */
+import { checkReply, checkRequest, recordViolations } from "./contract";
 import type { HostRequest, HostResponse } from "./shim/host";
 
 export interface NoteStore {
@@ -92,7 +97,11 @@ export class FakeEngram {
 			if (url.pathname.startsWith(prefix)) await new Promise((r) => setTimeout(r, ms));
 		}
 		const body = typeof req.body === "string" ? req.body : undefined;
-		return this.answer(method, url, req, body);
+		const refused = checkRequest(method, req.url, body);
+		recordViolations(refused);
+		const res = refused.length ? error(400, "bad_request", refused.join("; ")) : await this.answer(method, url, req, body);
+		recordViolations(checkReply(method, req.url, res.status, res.text));
+		return res;
 	}
 
 	private async answer(method: string, url: URL, req: HostRequest, text: string | undefined): Promise<HostResponse> {

@@ -217,9 +217,11 @@ export function decodeFacts(v: unknown): Fact[] {
 	return list(o, "facts", "facts reply").map(decodeFact);
 }
 
-function backlink(v: unknown): Backlink {
+/** A backlink, or null for one without a path (the schema allows it; there is nothing to open). */
+function backlink(v: unknown): Backlink | null {
 	const o = obj(v, "backlink");
-	const path = str(o, "path", "backlink");
+	const path = optStr(o, "path");
+	if (path === null) return null;
 	return {
 		path,
 		title: optStr(o, "title", path) ?? path,
@@ -244,7 +246,9 @@ export function decodeMetadata(v: unknown): NoteMetadata {
 		title: optStr(o, "title", path) ?? path,
 		frontmatter: typeof fm === "object" && fm !== null && !Array.isArray(fm) ? (fm as Json) : {},
 		fact: o.fact === null || o.fact === undefined ? null : decodeFact(o.fact),
-		backlinks: list(o, "backlinks", "note metadata").map(backlink),
+		backlinks: list(o, "backlinks", "note metadata")
+			.map(backlink)
+			.filter((b): b is Backlink => b !== null),
 		related: list(o, "related", "note metadata").map(related),
 		coverage: {
 			indexed: cov.indexed === true,

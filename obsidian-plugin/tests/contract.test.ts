@@ -1,0 +1,197 @@
+// @vitest-environment node
+/**
+ * The plugin against the backend's OpenAPI document (backend/engram/server/openapi.json): every
+ * decoder reads only properties the document declares and turns replies made from its schemas
+ * into the values they carry, and the client sends each route it uses as the document says.
+ * The routes still written by hand in openapi_base.json (health, status, index, active note,
+ * note metadata) are checked the same way. The fake backend's replies are checked on every
+ * request it serves (tests/fakeBackend.ts).
+ */
+import { describe, expect, it } from "vitest";
+import { EngramClient, type HttpRequest, type HttpResponse } from "../src/api/client";
+import * as decoders from "../src/api/decode";
+import type { FactPatch, IndexRequest, NewFact, SearchFilters, SearchRequest } from "../src/api/types";
+import { checkRequest, findRoute, openapi, operation, replySchema, schemaProblems, successStatus, type Json } from "./contract";
+import { mirrorProblems, sample, trackReads, type SampleMode, type SampleOptions } from "./samples";
+
+/** Values for the properties the document declares without a type (the backend's derived
+ * `readOnly` fields): what the backend sends there, as docs/http-api.md says. */
+const HINTS: SampleOptions["hints"] = {
+	"Fact.syncState": ["local", "synced", "pending", "conflict"],
+	"Fact.importanceTier": ["structural", "potential", "contextual"],
+	"Fact.updatedAt": ["2025-01-02T03:04:05+00:00"],
+};
+
+/** What the backend always sends though the schema does not require it (it writes every field
+ * of a fact; the schema's `required` lists the fields without a default). */
+const ALWAYS_SENT: SampleOptions["alwaysSent"] = { Fact: ["path"] };
+
+interface DecoderCase {
+	route: string;
+	decode: (v: unknown) => unknown;
+	/** The part of the reply the decoded value stands for. */
+	part?: (reply: Json) => unknown;
+}
+
+const fact = (r: Json): unknown => r.fact;
+
+/** Each reply the client decodes, with the decoder it uses. */
+const DECODERS: DecoderCase[] = [
+	{ route: "GET /v1/health", decode: decoders.decodeHealth },
+	{ route: "GET /v1/status", decode: decoders.decodeStatus },
+	{ route: "POST /v1/search", decode: decoders.decodeSearch },
+	{ route: "POST /v1/vsearch", decode: decoders.decodeSearch },
+	{ route: "POST /v1/query", decode: decoders.decodeQueryRun },
+	{ route: "GET /v1/facts", decode: decoders.decodeFacts, part: (r) => r.facts },
+	{ route: "GET /v1/facts/{id}", decode: decoders.decodeFactReply, part: fact },
+	{ route: "POST /v1/facts", decode: decoders.decodeFactReply, part: fact },
+	{ route: "PATCH /v1/facts/{id}", decode: decoders.decodeFactReply, part: fact },
+	{ route: "POST /v1/facts/from-note", decode: decoders.decodeFactReply, part: fact },
+	{ route: "GET /v1/notes/metadata", decode: decoders.decodeMetadata },
+	{ route: "POST /v1/index", decode: decoders.decodeJob, part: (r) => r.job },
+];
+
+/** Decoders of what is not an HTTP reply. */
+const NOT_REPLIES = new Set(["decodeDiscoveryShape"]);
+
+function successSchema(route: string): Json {
+	const op = operation(route);
+	const schema = replySchema(op, successStatus(op));
+	if (!schema) throw new Error(`${route} documents no reply body`);
+	return schema;
+}
+
+let variantCount = 0;
+
+/** Enough variants that every enum value and union branch of the document is sampled. */
+function variants(): number {
+	if (variantCount) return variantCount;
+	let most = 1;
+	const walk = (v: unknown): void => {
+		if (Array.isArray(v)) v.forEach(walk);
+		else if (typeof v === "object" && v !== null) {
+			for (const [k, x] of Object.entries(v)) {
+				if ((k === "enum" || k === "anyOf" || k === "oneOf") && Array.isArray(x)) most = Math.max(most, x.length);
+				walk(x);
+			}
+		}
+	};
+	walk(openapi());
+	variantCount = most;
+	return most;
+}
+
+function opts(mode: SampleMode, variant = 0): SampleOptions {
+	return { mode, variant, hints: HINTS, alwaysSent: ALWAYS_SENT };
+}
+
+describe.each(DECODERS)("$route", ({ route, decode, part }) => {
+	const whole = (r: unknown): unknown => (part ? part(r as Json) : r);
+
+	it("is decoded reading only properties the document declares", () => {
+		const reads = trackReads(decode, sample(successSchema(route), opts("full")), successSchema(route));
+		expect(reads.undeclared, "properties the decoder reads that the document does not have").toEqual([]);
+		expect(reads.untyped.filter((n) => !(n in HINTS)), "untyped properties the decoder reads: add what the backend sends to HINTS").toEqual([]);
+	});
+
+	it("decodes replies made from its schema to the values they carry", () => {
+		const schema = successSchema(route);
+		for (let v = 0; v < variants(); v++) {
+			const reply = sample(schema, opts("full", v));
+			expect(schemaProblems(schema, reply), "the sample itself").toEqual([]);
+			expect(mirrorProblems(decode(reply), whole(reply)), JSON.stringify(reply)).toEqual([]);
+		}
+	});
+
+	it.each(["minimal", "nulls"] as const)("decodes the %s reply the schema allows", (mode) => {
+		const schema = successSchema(route);
+		const reply = sample(schema, opts(mode));
+		expect(schemaProblems(schema, reply), "the sample itself").toEqual([]);
+		expect(mirrorProblems(decode(reply), whole(reply), mode === "nulls"), JSON.stringify(reply)).toEqual([]);
+	});
+});
+
+describe("the contract tests cover", () => {
+	it("every decoder of an HTTP reply", () => {
+		const names = Object.entries(decoders)
+			.filter(([name, f]) => name.startsWith("decode") && typeof f === "function" && !NOT_REPLIES.has(name))
+			.map(([, f]) => f);
+		expect(names.filter((f) => !DECODERS.some((d) => d.decode === f))).toEqual([]);
+	});
+
+	it("routes that are in the document", () => {
+		for (const { route } of DECODERS) expect(() => operation(route), route).not.toThrow();
+	});
+});
+
+const FILTERS: Required<SearchFilters> = {
+	path: ["Projects/"], tags: ["project"], fields: [["status", "active"]], after: "2024-01-01", before: "2024-06-01",
+};
+const SEARCH: Required<SearchRequest> = { q: "pricing tag:project", n: 10, collections: ["vault"], filters: FILTERS };
+const NEW_FACT: Required<NewFact> = {
+	text: "We ship on Fridays.", title: "Shipping day", type: "decision", importance: 0.7, confidence: 0.9,
+	tags: ["release"], entities: ["[[Ada]]"], scope: "default",
+};
+const PATCH: Required<FactPatch> = { ...NEW_FACT, lifecycleState: "dormant" };
+const INDEX: Required<IndexRequest> = { paths: ["a.md"], deleted: ["b.md"], renamed: [{ from: "c.md", to: "d.md" }] };
+
+/** Every public method of the client, each call with every field its request type has. */
+const CALLS: Record<string, Array<(c: EngramClient) => Promise<unknown>>> = {
+	health: [(c) => c.health()],
+	status: [(c) => c.status()],
+	search: [(c) => c.search("search", SEARCH), (c) => c.search("vsearch", SEARCH), (c) => c.search("query", { ...SEARCH, n: null })],
+	recentFacts: [(c) => c.recentFacts(), (c) => c.recentFacts(500, "decision")],
+	getFact: [(c) => c.getFact("f-1.a_b")],
+	createFact: [(c) => c.createFact(NEW_FACT), (c) => c.createFact({ text: "x" })],
+	updateFact: [(c) => c.updateFact("f 1", PATCH), (c) => c.updateFact("f1", { lifecycleState: "archived" })],
+	archiveFact: [(c) => c.archiveFact("f1")],
+	factFromNote: [(c) => c.factFromNote("a b/é.md", "a selection"), (c) => c.factFromNote("a.md")],
+	noteMetadata: [(c) => c.noteMetadata("a b/é.md")],
+	index: [(c) => c.index(INDEX), (c) => c.index()],
+	activeNote: [(c) => c.activeNote({ path: "a.md", selection: "sel", cursorLine: 0 }), (c) => c.activeNote(null)],
+};
+
+/** A backend that answers each documented route with a reply made from its schema. */
+function schemaBackend() {
+	const problems: string[] = [];
+	const seen: Array<{ route: string; reply: unknown }> = [];
+	const transport = async (req: HttpRequest): Promise<HttpResponse> => {
+		problems.push(...checkRequest(req.method, req.url, req.body));
+		const found = findRoute(req.method, new URL(req.url).pathname);
+		if (!found) return { status: 404, text: '{"error":{"code":"not_found","message":"no route"}}' };
+		const status = successStatus(found.op);
+		const schema = replySchema(found.op, status);
+		const reply = schema ? sample(schema, opts("full")) : undefined;
+		seen.push({ route: `${found.method} ${found.template}`, reply });
+		return { status, text: reply === undefined ? "" : JSON.stringify(reply) };
+	};
+	const disco = JSON.stringify({ name: "engram", version: "2", protocol: 2, url: "http://127.0.0.1:9", port: 9, token: "t", pid: 1, startedAt: "", vault: "/v", capabilities: [] });
+	const client = new EngramClient({ vaultPath: "/v", readDiscovery: async () => disco, transport });
+	return { client, problems, seen };
+}
+
+describe("the client", () => {
+	it("has a call here for each of its public methods", () => {
+		const internal = new Set(["constructor", "current", "invalidate", "reloadDiscovery", "call", "send", "sendOrUnreachable"]);
+		const methods = Object.getOwnPropertyNames(EngramClient.prototype).filter((m) => !internal.has(m));
+		expect(methods.sort()).toEqual(Object.keys(CALLS).sort());
+	});
+
+	it.each(Object.entries(CALLS))("%s sends requests the document accepts and decodes what it answers", async (_name, calls) => {
+		for (const call of calls) {
+			const { client, problems, seen } = schemaBackend();
+			const decoded = await call(client);
+			expect(problems).toEqual([]);
+			const last = seen[seen.length - 1];
+			expect(last).toBeDefined();
+			const decoder = DECODERS.find((d) => d.route === last?.route);
+			if (last?.reply === undefined || !decoder) {
+				// no reply body (204), or one the plugin does not read (DELETE answers the fact)
+				expect(decoded).toBeUndefined();
+				continue;
+			}
+			const part = decoder.part ? decoder.part(last.reply as Json) : last.reply;
+			expect(mirrorProblems(decoded, part)).toEqual([]);
+		}
+	});
+});
