@@ -246,6 +246,9 @@ def _dataclass(cls: type, data: Any, where: str) -> Any:
             values[f.name] = _decode(f.hint, data[f.wire], name, f.meta)
         elif f.required:
             raise InvalidInputError(f"{name!r} is required")
+    for each in dataclasses.fields(cls):  # a required local parameter: its caller gives it
+        if each.metadata.get("local") and MISSING is each.default is each.default_factory:
+            values[each.name] = None
     return cls(**values)
 
 
@@ -308,39 +311,42 @@ def _bounded(number: Any, where: str, meta: Mapping[str, Any]) -> Any:
 
 
 def schema(
-    hint: Any, meta: Mapping[str, Any] | None = None, refs: dict[str, Any] | None = None
+    hint: Any,
+    meta: Mapping[str, Any] | None = None,
+    refs: dict[str, Any] | None = None,
+    encoded: bool = False,
 ) -> dict[str, Any]:
     """The JSON Schema (OpenAPI 3.1's dialect) of a type, with the bounds `decode` checks.
     With `refs`, each dataclass is put there under its name and referred to (OpenAPI's
-    components), else written in place."""
+    components), else written in place. `encoded`: the schema of what `encode` writes."""
     meta = meta or {}
     origin = typing.get_origin(hint)
     out: dict[str, Any]
     if hint is Any:
         out = {}
     elif origin in (Union, types.UnionType):
-        options = [schema(o, meta, refs) for o in typing.get_args(hint)]
+        options = [schema(o, meta, refs, encoded) for o in typing.get_args(hint)]
         out = options[0] if len(options) == 1 else {"anyOf": options}
     elif origin is Literal:
         out = {"enum": list(typing.get_args(hint))}
     elif origin in (tuple, list, Sequence, Iterable, typing.Iterable, typing.Sequence):
         args = typing.get_args(hint)
         if origin is tuple and args and args[-1] is not Ellipsis:
-            items = [schema(a, None, refs) for a in args]
+            items = [schema(a, None, refs, encoded) for a in args]
             out = {"type": "array", "prefixItems": items, "minItems": len(items)}
             out["maxItems"] = len(items)
         else:
             item = args[0] if args else Any
-            out = {"type": "array", "items": schema(item, _item_meta(meta), refs)}
+            out = {"type": "array", "items": schema(item, _item_meta(meta), refs, encoded)}
             if meta.get("max_items") is not None:
                 out["maxItems"] = meta["max_items"]
     elif origin in (dict, Mapping, typing.Mapping):
         _, value_hint = typing.get_args(hint) or (str, Any)
-        out = {"type": "object", "additionalProperties": schema(value_hint, None, refs)}
+        out = {"type": "object", "additionalProperties": schema(value_hint, None, refs, encoded)}
     elif isinstance(hint, type) and dataclasses.is_dataclass(hint) and refs is not None:
         if hint.__name__ not in refs:
             refs[hint.__name__] = {}  # a type that holds itself refers to its own entry
-            refs[hint.__name__] = object_schema(hint, refs)
+            refs[hint.__name__] = object_schema(hint, refs, encoded)
         out = {"$ref": f"#/components/schemas/{hint.__name__}"}
     elif isinstance(hint, type) and dataclasses.is_dataclass(hint):
         out = object_schema(hint)
@@ -351,13 +357,17 @@ def schema(
     return out
 
 
-def object_schema(cls: type, refs: dict[str, Any] | None = None) -> dict[str, Any]:
-    """A dataclass as a JSON Schema object: its fields, which are required, no others."""
-    props = {f.wire: schema(f.hint, f.meta, refs) for f in fields_of(cls)}
-    for wire in getattr(cls, "WIRE_EXTRA", {}):
-        props[wire] = {"readOnly": True}
+def object_schema(
+    cls: type, refs: dict[str, Any] | None = None, encoded: bool = False
+) -> dict[str, Any]:
+    """A dataclass as a JSON Schema object: its fields, which are required, no others.
+    `encoded`: as `encode` writes it (every field and derived value always there)."""
+    props = {f.wire: schema(f.hint, f.meta, refs, encoded) for f in fields_of(cls)}
+    for wire, prop in getattr(cls, "WIRE_EXTRA", {}).items():
+        hint = typing.get_type_hints(getattr(cls, prop).fget)["return"]
+        props[wire] = {**schema(hint, None, refs, encoded), "readOnly": True}
     out: dict[str, Any] = {"type": "object", "properties": props, "additionalProperties": False}
-    required = [f.wire for f in fields_of(cls) if f.required]
+    required = list(props) if encoded else [f.wire for f in fields_of(cls) if f.required]
     if required:
         out["required"] = required
     if cls.__doc__:
@@ -378,6 +388,8 @@ def _scalar_schema(hint: Any, meta: Mapping[str, Any]) -> dict[str, Any]:
     }
     if hint not in kinds:
         raise TypeError(f"no schema for {hint!r}")
+    if hint is type(None):  # bounds belong to the value, not to null
+        return {"type": "null"}
     out = dict(kinds[hint])
     if meta.get("low") is not None:
         out["minimum"] = meta["low"]

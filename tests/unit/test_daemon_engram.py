@@ -104,14 +104,12 @@ def test_a_recall_by_a_named_agent_is_counted_by_the_daemon() -> None:
     assert daemon.sent[0][0] == "POST /v1/recall" and daemon.sent[0][1]["agent"] == "claude"
 
 
-def test_ledger_lines_go_to_the_daemon_only_as_the_route_numbers_them() -> None:
+def test_ledger_lines_go_to_the_daemon_with_their_numbers() -> None:
+    """Line 3 of a file whose first two lines were blank: an error must name line 3."""
     reply = {"agent": "bot", "appended": 1, "lines": [{"path": "raw.jsonl", "line": 4}]}
     daemon, local = Recording(reply), Local()
     line = {"role": "user", "text": "hi"}
-    got = engram(daemon, local).ledger_append("bot", [(1, line)])  # type: ignore[arg-type]
+    got = engram(daemon, local).ledger_append("bot", [(3, line)])  # type: ignore[arg-type]
     assert got.to_dict() == reply
-    assert daemon.sent == [("POST /v1/ledger/raw", {"agent": "bot", "lines": [line]})]
-    # line 3 of a file whose first two lines were blank: an error must name line 3, so the
-    # call runs here (the route would number it 1)
-    assert engram(daemon, local).ledger_append("bot", [(3, line)]) == "appended here"  # type: ignore[arg-type,comparison-overlap]
-    assert len(daemon.sent) == 1 and local.ran == ["ledger_append"]
+    assert daemon.sent == [("POST /v1/ledger/raw", {"agent": "bot", "lines": [[3, line]]})]
+    assert local.ran == []

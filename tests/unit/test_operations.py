@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import inspect
 
-from engram.memory import ledger_raw
-from engram.server import routes, routes_ledger, routes_memory, routes_notes, routes_ops
+from engram.server import routes, routes_ops
 from engram.service import Engram
-from engram.service.daemon import MAX_LINES, DaemonEngram
+from engram.service.daemon import DaemonEngram
 from engram.service.operations import (
     CAPABILITIES,
-    IN_PROCESS,
     INTERNAL,
     LOCAL,
     OPERATIONS,
@@ -22,7 +20,7 @@ from engram.service.operations import (
 def served() -> set[str]:
     """Every "METHOD /path" the daemon's app serves."""
     out = set()
-    tables = (routes, routes_ops, routes_memory, routes_notes, routes_ledger)
+    tables = (routes, routes_ops)
     for table in (t.routes for t in tables):
         for route in table:
             out.add(f"{route.method} {route.path}")  # type: ignore[attr-defined]
@@ -61,30 +59,17 @@ def test_each_request_type_is_its_facade_methods_parameters() -> None:
             assert op.vault in declared, op.name
 
 
-def test_the_daemon_backed_engram_has_the_local_signature_of_each_routed_operation() -> None:
+def test_every_operation_with_a_route_is_declared_and_sent() -> None:
+    """A route without a request type would be hand-written again; the daemon-backed Engram
+    sends each declared operation (none is kept in-process by a method of its own)."""
     for op in OPERATIONS:
-        own = op.name in vars(DaemonEngram)
-        sent = op.route is not None and op.name not in IN_PROCESS
-        assert own == sent, f"{op.name}: route {op.route}, client {own}"
-        if own and op.request is None:
-            local = inspect.signature(getattr(Engram, op.name))
-            remote = inspect.signature(getattr(DaemonEngram, op.name))
-            assert list(remote.parameters) == list(local.parameters), op.name
-            for name, param in local.parameters.items():
-                assert remote.parameters[name].default == param.default, (op.name, name)
-
-
-def test_operations_kept_in_process_have_a_route() -> None:
-    ops = by_name()
-    for name in IN_PROCESS:
-        assert ops[name].route is not None, name
+        assert (op.route is None) == (op.request is None), op.name
+        assert (op.name in vars(DaemonEngram)) == (op.route is not None), op.name
+        if op.route is not None:
+            assert op.result is not None, op.name
 
 
 def test_discovery_capabilities_name_operations_the_daemon_serves() -> None:
     ops = by_name()
     for cap, name in CAPABILITIES.items():
         assert name in ops and ops[name].route is not None, cap
-
-
-def test_the_client_sends_no_more_ledger_lines_than_the_route_takes() -> None:
-    assert MAX_LINES == ledger_raw.MAX_LINES

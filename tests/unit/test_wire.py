@@ -19,17 +19,13 @@ from engram import codec
 from engram.index.embed import EmbedReport
 from engram.index.indexer import UpdateReport
 from engram.index.languages import LanguageReport
-from engram.memory.ledger_raw import AppendResult, Placed
 from engram.memory.model import Fact
-from engram.memory.observe import ObserveResult
 from engram.models.protocols import GGUFInfo, Prompts
 from engram.service import wire
 from engram.service.collections import CollectionInfo, ListedFile, Listing
 from engram.service.daemon import ServedStatus
 from engram.service.model_health import ModelState
 from engram.service.operations import OPERATIONS, result_type
-from engram.service.panel import NotePanel, PanelBacklink, RelatedNote
-from engram.service.reflect import ReflectResult
 from engram.service.semantic import BuiltInModel, CachedModel, EmbeddingState, ModelsList, RoleModel
 from engram.service.sync import (
     ParkedOp,
@@ -94,29 +90,6 @@ def test_every_declared_result_survives_the_wire(hint: Any) -> None:
         assert codec.encode(codec.decode(hint, data)) == data
 
     check()
-
-
-placed = st.builds(Placed, text, st.integers(1, 10**6))
-appended = st.builds(AppendResult, text, st.lists(placed, max_size=3).map(tuple))
-observed = st.builds(
-    ObserveResult,
-    st.dates(),
-    text,
-    st.integers(0, 999),
-    st.integers(0, 999),
-    st.integers(0, 999),
-    st.lists(text, max_size=2).map(tuple),
-)
-reflected = st.builds(ReflectResult, text, text, st.integers(0, 999), st.booleans())
-
-
-@given(appended, observed, reflected)
-def test_ledger_and_reflection_results_survive_the_wire(
-    a: AppendResult, o: ObserveResult, r: ReflectResult
-) -> None:
-    assert wire.append_result_from_json(over_the_wire(a)) == a  # type: ignore[arg-type]
-    assert wire.observe_result_from_json(over_the_wire(o)) == o  # type: ignore[arg-type]
-    assert wire.reflect_result_from_json(over_the_wire(r)) == r  # type: ignore[arg-type]
 
 
 states = st.sampled_from(["loaded", "available", "missing"])
@@ -203,29 +176,6 @@ A_FACT = Fact(  # as the wire gives it back: `updatedAt` always set
     importance=0.85,
     path="Engram/facts/pick-adyen.md",
 )
-backlink = st.builds(PanelBacklink, maybe, maybe, st.integers(1, 999), text)
-panel = st.builds(
-    NotePanel,
-    path=text,
-    collection=text,
-    docid=maybe,
-    title=text,
-    frontmatter=st.dictionaries(text, text | st.integers(), max_size=2),
-    fact=st.none() | st.just(A_FACT),
-    backlinks=st.lists(backlink, max_size=2).map(tuple),
-    related=st.lists(st.builds(RelatedNote, text, text, score), max_size=2).map(tuple),
-    indexed_at=maybe,
-    chunks=counts,
-    embedded=st.booleans(),
-)
-
-
-@given(panel)
-def test_a_note_panel_survives_the_wire(value: NotePanel) -> None:
-    data = over_the_wire(value)
-    assert wire.to_json(wire.note_panel_from_json(data)) == data  # type: ignore[arg-type]
-
-
 sync_off = st.builds(SyncStatus, st.just(False), st.just("off"), counts, maybe, text)
 sync_on = st.builds(
     SyncStatus,

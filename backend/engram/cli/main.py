@@ -6,7 +6,7 @@ import json
 import os
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -45,8 +45,7 @@ class State:
         if self._engram is None:
             from engram.cli.root import open_engram
 
-            # the daemon-backed Engram has every name of the local one (its own or through it)
-            self._engram = cast("Engram", open_engram(self.settings, self.use_daemon))
+            self._engram = open_engram(self.settings, self.use_daemon)
         return self._engram
 
     def local_engram(self) -> Engram:

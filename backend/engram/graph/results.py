@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from engram.codec import arg, encode
+
 
 @dataclass(frozen=True)
 class NoteRef:
@@ -12,11 +14,12 @@ class NoteRef:
 
     path: str
     title: str
-    doc_id: int
+    doc_id: int = arg(local=True)  # the index's row id, for this process only
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON shape."""
-        return {"path": self.path, "title": self.title}
+        """JSON shape (engram.codec)."""
+        data: dict[str, Any] = encode(self)
+        return data
 
 
 @dataclass(frozen=True)
@@ -99,13 +102,9 @@ class Neighbor:
     direction: str  # out (follow links) | in (follow backlinks) | both | mixed
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON shape."""
-        return {
-            "path": self.path,
-            "title": self.title,
-            "distance": self.distance,
-            "direction": self.direction,
-        }
+        """JSON shape (engram.codec)."""
+        data: dict[str, Any] = encode(self)
+        return data
 
 
 @dataclass(frozen=True)
@@ -248,11 +247,6 @@ class Neighborhood:
     neighbors: tuple[Neighbor, ...]
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON shape (the CLI prints only `neighbors`)."""
-        return {
-            "collection": self.collection,
-            "note": self.note.to_dict(),
-            "depth": self.depth,
-            "direction": self.direction,
-            "neighbors": [n.to_dict() for n in self.neighbors],
-        }
+        """JSON shape (engram.codec)."""
+        data: dict[str, Any] = encode(self)
+        return data

@@ -19,8 +19,10 @@ import stat
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
+from engram import codec
+from engram.codec import arg
 from engram.errors import ConflictError, InvalidInputError
 from engram.memory.model import LEDGER_FOLDER
 from engram.vault.atomic import fsync_dir
@@ -71,7 +73,7 @@ class Placed:
     """Where an appended line went: vault-relative file and 1-based line number."""
 
     path: str
-    number: int
+    number: int = arg(wire="line")
 
 
 @dataclass(frozen=True)
@@ -81,13 +83,17 @@ class AppendResult:
     agent: str
     lines: tuple[Placed, ...]
 
+    WIRE_EXTRA: ClassVar[dict[str, str]] = {"appended": "appended"}
+
+    @property
+    def appended(self) -> int:
+        """How many lines were appended."""
+        return len(self.lines)
+
     def to_dict(self) -> dict[str, Any]:
-        """JSON shape."""
-        return {
-            "agent": self.agent,
-            "appended": len(self.lines),
-            "lines": [{"path": x.path, "line": x.number} for x in self.lines],
-        }
+        """JSON shape (engram.codec)."""
+        data: dict[str, Any] = codec.encode(self)
+        return data
 
 
 def check_agent(name: str) -> str:

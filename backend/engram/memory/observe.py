@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from engram.codec import encode
 from engram.memory import ledger
 from engram.memory.infer import infer_importance, infer_type
 from engram.memory.ledger_raw import RawLine
@@ -35,15 +36,9 @@ class ObserveResult:
     bad_lines: tuple[str, ...] = ()  # `file:N why` of unreadable raw lines
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON shape."""
-        return {
-            "day": self.day.isoformat(),
-            "path": self.path,
-            "scanned": self.scanned,
-            "added": self.added,
-            "skipped": self.skipped,
-            "badLines": list(self.bad_lines),
-        }
+        """JSON shape (engram.codec)."""
+        data: dict[str, Any] = encode(self)
+        return data
 
 
 def pointer(line: RawLine) -> str:

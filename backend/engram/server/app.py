@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from aiohttp import web
 
-from engram.server import routes, routes_ledger, routes_memory, routes_notes, routes_ops
+from engram.server import routes, routes_ops
 from engram.server.connections import track
 from engram.server.jobs import JobRunner
 from engram.server.middleware import middlewares
@@ -62,9 +62,6 @@ def create_app(engram: Engram, config: ServerConfig, runtime: Runtime) -> web.Ap
     app.cleanup_ctx.append(reflect_weekly)
     app.add_routes(routes.routes)
     app.add_routes(routes_ops.routes)
-    app.add_routes(routes_memory.routes)
-    app.add_routes(routes_notes.routes)
-    app.add_routes(routes_ledger.routes)
     return app
 
 

@@ -18,7 +18,6 @@ from importlib import resources
 from typing import Any
 
 from engram import codec
-from engram.server.routes_ops import OWN_HANDLER
 from engram.service.operations import OPERATIONS, Operation, result_type
 
 ERRORS = {
@@ -40,7 +39,7 @@ def document() -> dict[str, Any]:
     out: dict[str, Any] = json.loads(base)
     schemas = out["components"]["schemas"]
     for op in OPERATIONS:
-        if op.request is None or op.route is None or op.name in OWN_HANDLER:
+        if op.request is None or op.route is None:
             continue
         method, path = op.route.split(" ", 1)
         out["paths"].setdefault(path, {})[method.lower()] = _operation(op, method, path, schemas)
@@ -88,7 +87,7 @@ def _operation(op: Operation, method: str, path: str, schemas: dict[str, Any]) -
 
 
 def _reply(op: Operation, schemas: dict[str, Any]) -> dict[str, Any]:
-    result = codec.schema(result_type(op), None, schemas)
+    result = codec.schema(result_type(op), None, schemas, encoded=True)
     if op.reply:
         result = {
             "type": "object",

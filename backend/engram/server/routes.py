@@ -94,16 +94,6 @@ async def note_rel(request: web.Request, path: Any) -> str:
     return await in_reader(app, app[ENGRAM].note_path, app[CONFIG].collection, path)
 
 
-@routes.get("/v1/notes/metadata")
-async def note_metadata(request: web.Request) -> web.Response:
-    """Frontmatter, fact, backlinks, related notes and index coverage of one note."""
-    app = request.app
-    engram, collection = app[ENGRAM], app[CONFIG].collection
-    rel = await note_rel(request, v.query(request).get("path"))
-    panel = await in_reader(app, engram.note_panel, collection, rel)
-    return web.json_response(wire.note_panel_to_json(panel))
-
-
 @routes.post("/v1/index")
 async def reindex(request: web.Request) -> web.Response:
     """Queue re-indexing of some paths (changed, deleted, renamed) or of everything."""

@@ -1,9 +1,10 @@
 """The routes of every declared operation (service/operations.py), made from its declaration:
 the request is decoded and checked by the codec against the operation's request type (path
 parameters, the query string or the JSON body), the facade method runs where its effect says
-(writes on the writer, reads that may run a model on the model threads, other reads on the
-reader threads) for the vault this daemon serves, and the result is encoded by the codec,
-under the reply key the operation names."""
+(writes on the writer, reads that may run a model on the model threads, other reads and
+writes that take their own lock on the reader threads) for the vault this daemon serves, and
+the result is encoded by the codec, under the reply key the operation names. A write answers
+201 when it makes something (not for a dry run)."""
 
 from __future__ import annotations
 
@@ -14,14 +15,12 @@ from typing import Any
 from aiohttp import web
 
 from engram import codec
-from engram.errors import InvalidInputError
+from engram.errors import InvalidInputError, UnavailableError
 from engram.server import validate as v
-from engram.server.state import CONFIG, ENGRAM, JOBS, in_model_reader, in_reader
-from engram.service.operations import OPERATIONS, Operation
+from engram.server.state import CONFIG, ENGRAM, JOBS, SYNC, in_model_reader, in_reader
+from engram.service.operations import OPERATIONS, Operation, by_name
 
 routes = web.RouteTableDef()
-# Declared operations whose route does more than call the facade (server/routes_memory.py).
-OWN_HANDLER = frozenset({"sync_now"})
 
 
 async def request_of(op: Operation, request: web.Request) -> Any:
@@ -62,19 +61,35 @@ def handler(op: Operation) -> Callable[[web.Request], Awaitable[web.Response]]:
         req = await request_of(op, request)
         fn = getattr(app[ENGRAM], op.name)
         args = await call_args(op, req, app)
-        if op.effect == "write":
+        if op.effect == "write" and not op.locked:
             result = await app[JOBS].write(fn, **args)
         else:
             result = await (in_model_reader if op.model else in_reader)(app, fn, **args)
         data = codec.encode(result)
-        status = 201 if op.created else 200
+        status = 201 if op.created and not getattr(result, "dry_run", False) else 200
         return web.json_response({op.reply: data} if op.reply else data, status=status)
 
     handle.__doc__ = (op.request.__doc__ or "") if op.request else ""
     return handle
 
 
+async def sync_now(request: web.Request) -> web.Response:
+    """Convex sync: the daemon's sync loop does the run (a run already going is waited for)."""
+    app, op = request.app, by_name()["sync_now"]
+    req = await request_of(op, request)
+    if not (req.push or req.pull):
+        raise InvalidInputError("nothing to do: push and pull are both false")
+    state = await in_reader(app, app[ENGRAM].sync_status, app[CONFIG].collection)
+    if not state.configured:
+        raise UnavailableError(str(state.reason))
+    report = await app[SYNC].run_now(push=req.push, pull=req.pull)
+    return web.json_response({op.reply: codec.encode(report)})
+
+
+# Declared operations whose route does more than call the facade.
+OWN_HANDLER = {"sync_now": sync_now}
+
 for _op in OPERATIONS:
-    if _op.request is not None and _op.route is not None and _op.name not in OWN_HANDLER:
+    if _op.request is not None and _op.route is not None:
         _method, _path = _op.route.split(" ", 1)
-        routes.route(_method, _path)(handler(_op))
+        routes.route(_method, _path)(OWN_HANDLER.get(_op.name) or handler(_op))

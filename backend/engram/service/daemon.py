@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -33,17 +33,14 @@ from engram.errors import (
     UnavailableError,
 )
 from engram.service import operations as ops
-from engram.service import wire
 
 if TYPE_CHECKING:
     from engram.config import Settings
-    from engram.memory.ledger_raw import AppendResult
-    from engram.memory.observe import ObserveResult
     from engram.service import Engram
-    from engram.service.panel import NotePanel
-    from engram.service.reflect import ReflectResult
+    from engram.service.engram import Engram as Facade
     from engram.service.upkeep import Status
-    from engram.sync.engine import SyncReport
+else:
+    Facade = object
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -57,7 +54,6 @@ ERRORS: dict[str, type[EngramError]] = {
     "no_space": NoSpaceError,
     "not_writable": NotWritableError,
 }
-MAX_LINES = 1000  # POST /v1/ledger/raw takes this many lines (memory/ledger_raw.MAX_LINES)
 OPERATIONS = ops.by_name()
 
 
@@ -146,8 +142,12 @@ def _reply(status: int, raw: bytes) -> Any:
     return data
 
 
-class DaemonEngram:
-    """The facade over a live daemon; every name it does not define is the local Engram's."""
+class DaemonEngram(Facade):
+    """The facade over a live daemon; every name it does not define is the local Engram's.
+
+    To the type checker it is an Engram (the faces are checked against that interface); at
+    run time each declared operation is a method made from its declaration (below), and
+    every other name is the local Engram's. A test holds the two together."""
 
     def __init__(
         self,
@@ -155,10 +155,19 @@ class DaemonEngram:
         settings: Settings,
         open_local: Callable[[], Engram],
     ) -> None:
-        self.settings = settings
+        self._settings = settings
         self._find = find
         self._open_local = open_local
         self._local: Engram | None = None
+
+    @property
+    def settings(self) -> Settings:
+        """The configuration this process resolved (which vaults the daemon may serve)."""
+        return self._settings
+
+    @settings.setter
+    def settings(self, value: Settings) -> None:
+        self._settings = value
 
     def daemon(self) -> DaemonClient | None:
         """The live daemon of this index now, if any (looked up on each call: a daemon
@@ -295,59 +304,6 @@ class DaemonEngram:
 
         return call
 
-    def note_panel(self, collection: str, rel: str) -> NotePanel:
-        """What the fact panel shows for a note (Engram.note_panel)."""
-        remote = None
-        if self._serves_collection(collection):
-            remote = _call(
-                "GET", "/v1/notes/metadata", wire.note_panel_from_json, params={"path": rel}
-            )
-        return self._run("note_panel", remote, lambda e: e.note_panel(collection, rel))
-
-    # -- the raw ledger and reflections -----------------------------------------------------
-
-    def ledger_append(
-        self, agent: str, lines: Iterable[tuple[int, Any]], vault: str | None = None
-    ) -> AppendResult:
-        """Append to an agent's raw ledger (Engram.ledger_append)."""
-        lines = list(lines)
-        remote = None
-        numbered = [n for n, _ in lines] == list(range(1, len(lines) + 1))  # as the route does
-        if self._serves(vault) and numbered and 1 <= len(lines) <= MAX_LINES and len(agent) <= 64:
-            body = {"agent": agent, "lines": [obj for _, obj in lines]}
-            remote = _post_to("/v1/ledger/raw", body, wire.append_result_from_json)
-        return self._run("ledger_append", remote, lambda e: e.ledger_append(agent, lines, vault))
-
-    def ledger_observe(
-        self, agent: str | None = None, day: str | None = None, vault: str | None = None
-    ) -> ObserveResult:
-        """Score a day's raw lines into observation lines (Engram.ledger_observe)."""
-        remote = None
-        if self._serves(vault) and len(agent or "") <= 64 and len(day or "") <= 100:
-            body = _present(agent=agent or None, day=day or None)
-            remote = _post_to("/v1/ledger/observe", body, wire.observe_result_from_json)
-        return self._run("ledger_observe", remote, lambda e: e.ledger_observe(agent, day, vault))
-
-    def reflect(self, week: str | None = None, vault: str | None = None) -> ReflectResult:
-        """Regenerate a week's reflection (Engram.reflect)."""
-        remote = None
-        if self._serves(vault) and len(week or "") <= 100:
-            body = _present(week=week or None)
-            remote = _post_to("/v1/reflect", body, wire.reflect_result_from_json)
-        return self._run("reflect", remote, lambda e: e.reflect(week, vault))
-
-    # -- sync ------------------------------------------------------------------------------
-
-    def sync_now(
-        self, vault: str | None = None, push: bool = True, pull: bool = True
-    ) -> SyncReport:
-        """Push and pull facts with Convex (Engram.sync_now); through the daemon, its writer
-        and its sync loop do the run."""
-        remote = None
-        if self._serves(vault) and (push or pull):
-            remote = _call("POST", "/v1/sync", _sync_report, {"push": push, "pull": pull})
-        return self._run("sync_now", remote, lambda e: e.sync_now(vault, push, pull))
-
 
 def _declared(op: ops.Operation) -> Callable[..., Any]:
     def method(self: DaemonEngram, *args: Any, **kwargs: Any) -> Any:
@@ -363,34 +319,8 @@ for _op in ops.OPERATIONS:
         setattr(DaemonEngram, _op.name, _declared(_op))
 
 
-def _present(**fields: Any) -> dict[str, Any]:
-    """The fields given a value (None and empty lists are the routes' defaults)."""
-    return {k: v for k, v in fields.items() if v is not None and v != []}
-
-
 def _query_value(value: Any) -> Any:
     return str(value).lower() if isinstance(value, bool) else value
-
-
-def _call(
-    method: str,
-    path: str,
-    decode: Callable[[Any], T],
-    body: Mapping[str, Any] | None = None,
-    params: dict[str, Any] | None = None,
-) -> Callable[[DaemonClient], T]:
-    """A call of one route whose reply `decode` turns into the facade's value."""
-    return lambda d: decode(d.request(method, path, body, params))
-
-
-def _post_to(
-    path: str, body: dict[str, Any], decode: Callable[[Any], T]
-) -> Callable[[DaemonClient], T]:
-    return _call("POST", path, decode, body)
-
-
-def _sync_report(data: Any) -> SyncReport:
-    return wire.sync_report_from_json(data["report"])
 
 
 def _absolute_if_local(ref: str) -> str:

@@ -43,6 +43,7 @@ class Operation:
     many: bool = False
     model: bool = False
     created: bool = False  # a write that makes something new answers 201
+    locked: bool = False  # a write that takes its own lock: it never waits for the writer
 
 
 def _read(name: str, route: str | None = None, vault: bool = False) -> Operation:
@@ -54,6 +55,7 @@ def _write(name: str, route: str | None = None, vault: bool = False) -> Operatio
 
 
 FACT = "engram.memory.model:Fact"
+CHANGE = "engram.vault.changes:NoteChange"
 RESULTS = "engram.search.results:SearchResult"
 
 
@@ -105,7 +107,15 @@ OPERATIONS: tuple[Operation, ...] = (
     _read("links"),
     _read("unresolved"),
     _read("orphans"),
-    _read("neighbors", "GET /v1/graph/neighbors", vault=True),
+    Operation(
+        "neighbors",
+        "read",
+        "GET /v1/graph/neighbors",
+        "collection",
+        rq.Neighbors,
+        None,
+        "engram.graph.results:Neighborhood",
+    ),
     _read("path"),
     _read("rank"),
     _read("themes"),
@@ -113,12 +123,43 @@ OPERATIONS: tuple[Operation, ...] = (
     _read("graph_export"),  # with `output`, writes a file outside the index and vaults
     _write("graph_colours"),
     # notes
-    _read("note_panel", "GET /v1/notes/metadata", vault=True),
-    _write("note_create", "POST /v1/notes", vault=True),
-    _write("note_edit", "POST /v1/notes/edit", vault=True),
-    _write("note_move", "POST /v1/notes/move", vault=True),
-    _write("note_delete", "POST /v1/notes/delete", vault=True),
-    _write("note_link", "POST /v1/notes/link", vault=True),
+    Operation(
+        "note_panel",
+        "read",
+        "GET /v1/notes/metadata",
+        "collection",
+        rq.NotePanel,
+        None,
+        "engram.service.panel:NotePanel",
+    ),
+    Operation(
+        "note_create",
+        "write",
+        "POST /v1/notes",
+        "collection",
+        rq.NoteCreate,
+        "change",
+        CHANGE,
+        created=True,
+    ),
+    Operation(
+        "note_edit", "write", "POST /v1/notes/edit", "collection", rq.NoteEdit, "change", CHANGE
+    ),
+    Operation(
+        "note_move", "write", "POST /v1/notes/move", "collection", rq.NoteMove, "change", CHANGE
+    ),
+    Operation(
+        "note_delete",
+        "write",
+        "POST /v1/notes/delete",
+        "collection",
+        rq.NoteDelete,
+        "change",
+        CHANGE,
+    ),
+    Operation(
+        "note_link", "write", "POST /v1/notes/link", "collection", rq.NoteLink, "change", CHANGE
+    ),
     # memory
     Operation("fact_get", "read", "GET /v1/facts/{id}", "vault", rq.FactRef, "fact", FACT),
     _read("fact_list"),
@@ -181,16 +222,51 @@ OPERATIONS: tuple[Operation, ...] = (
     _write("checkpoint"),
     _write("end_session"),
     # the raw ledger and reflections
-    _write("ledger_append", "POST /v1/ledger/raw", vault=True),
-    _write("ledger_observe", "POST /v1/ledger/observe", vault=True),
+    # appends take the file's lock and never rewrite a line: they need not wait for the writer
+    Operation(
+        "ledger_append",
+        "write",
+        "POST /v1/ledger/raw",
+        "vault",
+        rq.LedgerAppend,
+        None,
+        "engram.memory.ledger_raw:AppendResult",
+        created=True,
+        locked=True,
+    ),
+    Operation(
+        "ledger_observe",
+        "write",
+        "POST /v1/ledger/observe",
+        "vault",
+        rq.LedgerObserve,
+        None,
+        "engram.memory.observe:ObserveResult",
+    ),
     _write("ledger_archive"),
-    _write("reflect", "POST /v1/reflect", vault=True),
+    Operation(
+        "reflect",
+        "write",
+        "POST /v1/reflect",
+        "vault",
+        rq.Reflect,
+        None,
+        "engram.service.reflect:ReflectResult",
+    ),
     # sync
     _read("sync_status"),
     _read("sync_pending"),
     _read("sync_check"),
     _read("cloud_search"),
-    _write("sync_now", "POST /v1/sync", vault=True),
+    Operation(
+        "sync_now",
+        "write",
+        "POST /v1/sync",
+        "vault",
+        rq.SyncNow,
+        "report",
+        "engram.sync.engine:SyncReport",
+    ),
 )
 
 LOCAL: dict[str, str] = {
@@ -253,17 +329,6 @@ INTERNAL: dict[str, str] = {
     "sync_timeout": "the sync client's time limit (tests shorten it)",
 }
 
-
-# Operations with a route that the daemon-backed Engram still runs in-process, and why (the
-# route serves the plugin; these take more than it does). Each is a candidate to send.
-IN_PROCESS: dict[str, str] = {
-    "neighbors": "takes a note name and a direction; the route takes a vault path",
-    "note_create": "writes through this process's journaled writer, as before the daemon",
-    "note_edit": "takes a note name as well as a path; the route takes a vault path",
-    "note_move": "takes a note name as well as a path; the route takes a vault path",
-    "note_delete": "takes a note name as well as a path; the route takes a vault path",
-    "note_link": "takes note names as well as paths; the route takes vault paths",
-}
 
 # What discovery.json tells clients the daemon can do beyond the basics, and the operation
 # that provides each (a capability whose operation is missing would be announced falsely).

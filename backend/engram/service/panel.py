@@ -7,14 +7,15 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
+from engram.codec import Score
 from engram.errors import EngramError, NotFoundError, UnavailableError
+from engram.memory.model import Fact
 from engram.store import admin
 from engram.store import vectors as vector_store
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from engram.memory.model import Fact
     from engram.search.results import SearchResult
     from engram.service.core import Core
 
@@ -38,12 +39,22 @@ class RelatedNote:
 
     path: str
     title: str
-    score: float
+    score: Score
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """How much of a note the index holds."""
+
+    indexed: bool
+    indexed_at: str | None
+    chunks: int
+    embedded: bool
 
 
 @dataclass(frozen=True)
 class NotePanel:
-    """What the fact panel shows for a note (JSON: service/wire.py)."""
+    """What the fact panel shows for a note."""
 
     path: str
     collection: str
@@ -53,14 +64,7 @@ class NotePanel:
     fact: Fact | None  # the fact the note holds, in a vault
     backlinks: tuple[PanelBacklink, ...]
     related: tuple[RelatedNote, ...]
-    indexed_at: str | None
-    chunks: int
-    embedded: bool
-
-    @property
-    def indexed(self) -> bool:
-        """Whether the index holds the note."""
-        return self.docid is not None
+    coverage: Coverage
 
 
 class PanelService:
@@ -109,9 +113,12 @@ class PanelService:
             fact=self._fact_in(collection, rel),
             backlinks=tuple(PanelBacklink(b.path, b.title, b.line, b.context) for b in backlinks),
             related=self._related(collection, rel) if row is not None else (),
-            indexed_at=row["indexed_at"] if row is not None else None,
-            chunks=len(chunks),
-            embedded=embedded,
+            coverage=Coverage(
+                indexed=row is not None,
+                indexed_at=row["indexed_at"] if row is not None else None,
+                chunks=len(chunks),
+                embedded=embedded,
+            ),
         )
 
     def _fact_in(self, collection: str, rel: str) -> Fact | None:

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from engram.codec import encode
 from engram.errors import InvalidInputError
 from engram.memory import daily, dates, ledger_raw, reflect
 from engram.memory.model import LIVE_STATES
@@ -37,8 +38,9 @@ class ReflectResult:
     written: bool
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON shape."""
-        return {"week": self.week, "path": self.path, "facts": self.facts, "written": self.written}
+        """JSON shape (engram.codec)."""
+        data: dict[str, Any] = encode(self)
+        return data
 
 
 def week_from(text: str | None, today: dt.date) -> Week:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engram.codec import arg
+from engram.memory.ledger_raw import MAX_LINES
 from engram.memory.model import LIFECYCLE_STATES
 from engram.store.filters import Filters
 
@@ -103,7 +104,7 @@ class MemoryContext:
     profile: str = arg("default", choices=PROFILES)
     budget: int = arg(4000, low=0, high=200_000, doc="tokens (characters / 4)")
     vault: str | None = _vault()
-    neighbours: Any = arg(None, local=True)  # noqa: RUF009 (a callable: in-process only)
+    neighbours: Any = arg(None, local=True)  # a callable: in-process only
 
 
 @dataclass(frozen=True)
@@ -184,3 +185,129 @@ class FactFromNote:
     path: str = arg(max_len=MAX_PATH, note=True, doc="the note: a vault path or its name")
     selection: str | None = arg(None, max_len=100_000, doc="this text only, citing the note")
     vault: str | None = _vault()
+
+
+@dataclass(frozen=True)
+class NotePanel:
+    """Frontmatter, fact, backlinks, related notes and index coverage of one note."""
+
+    collection: str | None = arg(local=True, doc="the vault (the daemon acts on the one it serves)")
+    rel: str = arg(wire="path", max_len=MAX_PATH, note=True, doc="the note's vault path")
+
+
+@dataclass(frozen=True)
+class Neighbors:
+    """Notes within `depth` links of a note."""
+
+    note: str = arg(wire="path", max_len=MAX_PATH, note=True, doc="the note: a path or a name")
+    depth: int = arg(1, low=1, high=3)
+    collection: str | None = _vault()
+    direction: str = arg("both", choices=DIRECTIONS, doc="out: links, in: backlinks")
+
+
+_HASH = "the sha256 or docid of the note as the client last saw it (409 when it changed)"
+_DRY = "answer with the diff and write nothing"
+
+
+@dataclass(frozen=True)
+class NoteCreate:
+    """Create a note from a path or a title, a body and frontmatter (never overwrites)."""
+
+    path: str | None = arg(None, max_len=MAX_PATH, min_len=1, doc="default: title")
+    title: str | None = arg(None, max_len=1000)
+    body: str = arg("", max_len=MAX_TEXT)
+    frontmatter: dict[str, Any] | None = arg(None, doc="properties, written as YAML")
+    folder: str | None = arg(None, max_len=MAX_PATH, doc="where a titled note goes")
+    dry_run: bool = arg(False, doc=_DRY)
+    collection: str | None = _vault()
+
+
+@dataclass(frozen=True)
+class NoteEdit:
+    """Append, prepend, replace a section, find/replace, set or remove properties."""
+
+    note: str = arg(wire="path", max_len=MAX_PATH, doc="the note: a path or a name")
+    append: str | None = arg(None, max_len=MAX_TEXT)
+    prepend: str | None = arg(None, max_len=MAX_TEXT, doc="after the frontmatter")
+    heading: str | None = arg(None, max_len=1000, doc="the section `section` replaces")
+    section: str | None = arg(None, max_len=MAX_TEXT)
+    find: str | None = arg(None, max_len=MAX_TEXT)
+    replace: str | None = arg(None, max_len=MAX_TEXT)
+    regex: bool = arg(False, doc="`find` is a regular expression (time-bounded)")
+    count: int = arg(0, low=0, high=1_000_000, doc="replace at most this many; 0: all")
+    properties: dict[str, Any] | None = arg(None, doc="properties to set")
+    remove_properties: tuple[str, ...] = arg((), max_items=MAX_ITEMS, max_len=1000)
+    expected_hash: str | None = arg(None, max_len=64, doc=_HASH)
+    dry_run: bool = arg(False, doc=_DRY)
+    collection: str | None = _vault()
+
+
+@dataclass(frozen=True)
+class NoteLink:
+    """Add a [[link]] to `target` at the end of a section of the note at `path`."""
+
+    source: str = arg(wire="path", max_len=MAX_PATH, doc="the note that links")
+    target: str = arg(max_len=MAX_PATH, doc="the note linked to")
+    section: str = arg("Related", max_len=1000, min_len=1, doc="the heading it goes under")
+    display: str | None = arg(None, max_len=1000, doc="the link's text")
+    expected_hash: str | None = arg(None, max_len=64, doc=_HASH)
+    dry_run: bool = arg(False, doc=_DRY)
+    collection: str | None = _vault()
+
+
+@dataclass(frozen=True)
+class NoteDelete:
+    """Move a note to the vault's .trash folder (never erased)."""
+
+    note: str = arg(wire="path", max_len=MAX_PATH, doc="the note: a path or a name")
+    expected_hash: str | None = arg(None, max_len=64, doc=_HASH)
+    dry_run: bool = arg(False, doc=_DRY)
+    collection: str | None = _vault()
+
+
+@dataclass(frozen=True)
+class NoteMove:
+    """Move or rename a note and rewrite every link to it, all files at once."""
+
+    note: str = arg(wire="path", max_len=MAX_PATH, doc="the note: a path or a name")
+    new_path: str = arg(wire="to", max_len=MAX_PATH, doc="its new vault path")
+    expected_hash: str | None = arg(None, max_len=64, doc=_HASH)
+    dry_run: bool = arg(False, doc=_DRY)
+    collection: str | None = _vault()
+
+
+@dataclass(frozen=True)
+class LedgerAppend:
+    """Append numbered lines to an agent's raw ledger of the day (all or none)."""
+
+    agent: str = arg(max_len=64, min_len=1, doc="letters, digits, '_', '.', '-'")
+    lines: tuple[tuple[int, Any], ...] = arg(
+        max_items=MAX_LINES, doc='[number, {"role", "text", "ts"?, …}] pairs'
+    )
+    vault: str | None = _vault()
+
+
+@dataclass(frozen=True)
+class LedgerObserve:
+    """Score a day's raw lines (one agent's or all) into observation lines."""
+
+    agent: str | None = arg(None, max_len=64, min_len=1)
+    day: str | None = arg(None, max_len=100, min_len=1, doc="a date or a phrase; default today")
+    vault: str | None = _vault()
+
+
+@dataclass(frozen=True)
+class Reflect:
+    """Regenerate a week's reflection (default: the last week that ended)."""
+
+    week: str | None = arg(None, max_len=100, min_len=1, doc="2026-W10, a date or a phrase")
+    vault: str | None = _vault()
+
+
+@dataclass(frozen=True)
+class SyncNow:
+    """Push and pull facts with Convex now (waits for a run already going)."""
+
+    vault: str | None = _vault()
+    push: bool = True
+    pull: bool = True

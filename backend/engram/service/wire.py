@@ -13,7 +13,6 @@ type name (ENCODERS): the daemon-backed CLI path stays light.
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -23,19 +22,13 @@ if TYPE_CHECKING:
     from engram.index.embed import EmbedReport
     from engram.index.indexer import UpdateReport
     from engram.index.languages import LanguageReport
-    from engram.memory.ledger_raw import AppendResult
-    from engram.memory.observe import ObserveResult
     from engram.models.protocols import GGUFInfo
     from engram.service.collections import CollectionInfo, ListedFile, Listing
     from engram.service.daemon import ServedStatus
     from engram.service.model_health import ModelState
-    from engram.service.panel import NotePanel
-    from engram.service.reflect import ReflectResult
     from engram.service.semantic import EmbeddingState, ModelsList
     from engram.service.sync import SyncCheck, SyncConflict, SyncSetup, SyncStatus
     from engram.service.upkeep import BenchReport, CleanupReport, Status
-    from engram.sync.engine import SyncReport
-    from engram.vault.changes import FileChange, NoteChange
 
 
 def to_json(value: Any) -> Any:
@@ -52,79 +45,6 @@ def to_json(value: Any) -> Any:
     if dataclasses.is_dataclass(value):
         return codec.encode(value)
     return value
-
-
-def file_change_from_json(d: dict[str, Any]) -> FileChange:
-    """One file of a note change from its JSON."""
-    from engram.vault.changes import FileChange
-
-    return FileChange(
-        action=d["action"],
-        path=d["path"],
-        old_path=d.get("oldPath"),
-        before_hash=d.get("beforeHash"),
-        after_hash=d.get("afterHash"),
-        diff=d.get("diff") or "",
-        links=int(d.get("linksRewritten") or 0),
-    )
-
-
-def note_change_from_json(d: dict[str, Any]) -> NoteChange:
-    """A note write's result from its JSON."""
-    from engram.vault.changes import NoteChange
-
-    return NoteChange(
-        operation=d["operation"],
-        collection=d["collection"],
-        path=d["path"],
-        old_path=d.get("oldPath"),
-        hash=d.get("hash"),
-        dry_run=bool(d["dryRun"]),
-        changed=bool(d["changed"]),
-        files=tuple(file_change_from_json(f) for f in d.get("files") or ()),
-        replacements=d.get("replacements"),
-        links_rewritten=int(d.get("linksRewritten") or 0),
-        broken_links=tuple(d.get("brokenLinks") or ()),
-        message=d.get("message") or "",
-    )
-
-
-def sync_report_from_json(d: dict[str, Any]) -> SyncReport:
-    """A sync run's report from its JSON."""
-    from dataclasses import fields
-
-    from engram.sync.engine import SyncReport
-
-    known = {f.name for f in fields(SyncReport)}
-    return SyncReport(**{k: v for k, v in d.items() if k in known})
-
-
-def append_result_from_json(d: dict[str, Any]) -> AppendResult:
-    """A raw ledger append's result from its JSON (`appended` is derived)."""
-    from engram.memory.ledger_raw import AppendResult, Placed
-
-    return AppendResult(d["agent"], tuple(Placed(x["path"], int(x["line"])) for x in d["lines"]))
-
-
-def observe_result_from_json(d: dict[str, Any]) -> ObserveResult:
-    """An observe run's result from its JSON."""
-    from engram.memory.observe import ObserveResult
-
-    return ObserveResult(
-        dt.date.fromisoformat(d["day"]),
-        d["path"],
-        int(d["scanned"]),
-        int(d["added"]),
-        int(d["skipped"]),
-        tuple(d.get("badLines") or ()),
-    )
-
-
-def reflect_result_from_json(d: dict[str, Any]) -> ReflectResult:
-    """A reflection run's result from its JSON."""
-    from engram.service.reflect import ReflectResult
-
-    return ReflectResult(d["week"], d["path"], int(d["facts"]), bool(d["written"]))
 
 
 def model_state_to_json(m: ModelState) -> dict[str, Any]:
@@ -282,57 +202,6 @@ def collection_info_from_json(d: dict[str, Any]) -> CollectionInfo:
         int(d["documents"]),
         d.get("lastIndexed"),
         None if contexts is None else tuple((x["prefix"], x["text"]) for x in contexts),
-    )
-
-
-def note_panel_to_json(p: NotePanel) -> dict[str, Any]:
-    """The fact panel's view of a note (`GET /v1/notes/metadata`, docs/http-api.md)."""
-    return {
-        "path": p.path,
-        "collection": p.collection,
-        "docid": p.docid,
-        "title": p.title,
-        "frontmatter": p.frontmatter,
-        "fact": None if p.fact is None else p.fact.to_dict(),
-        "backlinks": [
-            {"path": b.path, "title": b.title, "line": b.line, "context": b.context}
-            for b in p.backlinks
-        ],
-        "related": [
-            {"path": r.path, "title": r.title, "score": round(r.score, 4)} for r in p.related
-        ],
-        "coverage": {
-            "indexed": p.indexed,
-            "indexedAt": p.indexed_at,
-            "chunks": p.chunks,
-            "embedded": p.embedded,
-        },
-    }
-
-
-def note_panel_from_json(d: dict[str, Any]) -> NotePanel:
-    """A NotePanel from its JSON (`coverage.indexed` is derived from `docid`)."""
-    from engram.memory.model import Fact
-    from engram.service.panel import NotePanel, PanelBacklink, RelatedNote
-
-    coverage = d["coverage"]
-    return NotePanel(
-        path=d["path"],
-        collection=d["collection"],
-        docid=d.get("docid"),
-        title=d["title"],
-        frontmatter=dict(d.get("frontmatter") or {}),
-        fact=None if d.get("fact") is None else codec.decode(Fact, d["fact"]),
-        backlinks=tuple(
-            PanelBacklink(b.get("path"), b.get("title"), int(b["line"]), b["context"])
-            for b in d.get("backlinks") or ()
-        ),
-        related=tuple(
-            RelatedNote(r["path"], r["title"], float(r["score"])) for r in d.get("related") or ()
-        ),
-        indexed_at=coverage.get("indexedAt"),
-        chunks=int(coverage["chunks"]),
-        embedded=bool(coverage["embedded"]),
     )
 
 
@@ -723,7 +592,6 @@ ENCODERS: dict[str, Callable[[Any], Any]] = {
     "engram.index.languages.LanguageReport": language_report_to_json,
     "engram.service.upkeep.Status": status_to_json,
     "engram.service.collections.CollectionInfo": collection_info_to_json,
-    "engram.service.panel.NotePanel": note_panel_to_json,
     "engram.service.sync.SyncStatus": sync_status_to_json,
     "engram.service.sync.SyncCheck": sync_check_to_json,
     "engram.service.upkeep.CleanupReport": cleanup_report_to_json,

@@ -5,7 +5,9 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
+
+from engram.codec import arg, encode
 
 NO_NEWLINE = "\\ No newline at end of file\n"
 # difflib's matcher is quadratic in the lines that differ: past this many, the changed middle
@@ -85,19 +87,12 @@ class FileChange:
     before_hash: str | None
     after_hash: str | None
     diff: str
-    links: int = 0  # links rewritten in this file
+    links: int = arg(0, wire="linksRewritten")  # links rewritten in this file
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON shape."""
-        return {
-            "action": self.action,
-            "path": self.path,
-            "oldPath": self.old_path,
-            "beforeHash": self.before_hash,
-            "afterHash": self.after_hash,
-            "linksRewritten": self.links,
-            "diff": self.diff,
-        }
+        """JSON shape (engram.codec)."""
+        data: dict[str, Any] = encode(self)
+        return data
 
 
 @dataclass(frozen=True)
@@ -121,6 +116,8 @@ class NoteChange:
     broken_links: tuple[str, ...] = ()  # notes whose links now point nowhere (delete)
     message: str = ""
 
+    WIRE_EXTRA: ClassVar[dict[str, str]] = {"diff": "diff"}
+
     @property
     def diff(self) -> str:
         """Every file's diff, one after the other (cut at MAX_TOTAL_DIFF_CHARS)."""
@@ -134,19 +131,6 @@ class NoteChange:
         return "".join(out)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON shape (docs/notes.md)."""
-        return {
-            "operation": self.operation,
-            "collection": self.collection,
-            "path": self.path,
-            "oldPath": self.old_path,
-            "hash": self.hash,
-            "dryRun": self.dry_run,
-            "changed": self.changed,
-            "replacements": self.replacements,
-            "linksRewritten": self.links_rewritten,
-            "brokenLinks": list(self.broken_links),
-            "message": self.message,
-            "files": [f.to_dict() for f in self.files],
-            "diff": self.diff,
-        }
+        """JSON shape (engram.codec)."""
+        data: dict[str, Any] = encode(self)
+        return data

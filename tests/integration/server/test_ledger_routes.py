@@ -27,7 +27,10 @@ async def test_raw_lines_round_trip_and_observe_is_idempotent(
         },
         {"role": "assistant", "text": "Noted.", "ts": "2026-03-05T09:00:05Z", "model": "m"},
     ]
-    resp = await client.post("/v1/ledger/raw", headers=AUTH, json={"agent": "bot", "lines": lines})
+    numbered = [[n, line] for n, line in enumerate(lines, 1)]
+    resp = await client.post(
+        "/v1/ledger/raw", headers=AUTH, json={"agent": "bot", "lines": numbered}
+    )
     assert resp.status == 201, await resp.text()
     got = await resp.json()
     rel = "Engram/ledger/raw/bot/2026/03/05.jsonl"
@@ -55,10 +58,14 @@ async def test_bad_input_is_a_4xx_and_nothing_is_appended(
     indexed.init_vault(str(tiny_vault), name="notes", index=False)
     good = {"role": "user", "text": "fine"}
     for body, words in [
-        ({"agent": "../etc", "lines": [good]}, "agent name"),
-        ({"agent": "bot", "lines": []}, "'lines'"),
-        ({"agent": "bot", "lines": [good, {"role": "user"}]}, "line 2"),
-        ({"agent": "bot", "lines": [good, {"role": "u", "text": "x", "ts": "never"}]}, "line 2"),
+        ({"agent": "../etc", "lines": [[1, good]]}, "agent name"),
+        ({"agent": "bot", "lines": []}, "lines"),
+        ({"agent": "bot", "lines": [good]}, "lines[0] must be a list"),
+        ({"agent": "bot", "lines": [[1, good], [2, {"role": "user"}]]}, "line 2"),
+        (
+            {"agent": "bot", "lines": [[1, good], [7, {"role": "u", "text": "x", "ts": "x"}]]},
+            "line 7",
+        ),
     ]:
         resp = await client.post("/v1/ledger/raw", headers=AUTH, json=body)
         assert resp.status == 400, await resp.text()

@@ -23,7 +23,7 @@ from engram import config
 from engram.cli.root import local_engram, open_engram
 from engram.errors import EngramError
 from engram.service import wire
-from engram.service.operations import IN_PROCESS, OPERATIONS
+from engram.service.operations import OPERATIONS
 
 FACT_A = "a" * 32
 Call = Callable[[Any], Any]
@@ -39,6 +39,7 @@ READS: dict[str, Call] = {
     "recall": lambda e: e.recall("payments", n=5),
     "memory_context": lambda e: e.memory_context("payments", budget=500),
     "deep_search": lambda e: e.deep_search("payments", n=3),
+    "neighbors": lambda e: e.neighbors("Welcome", depth=2),
 }
 WRITES: dict[str, Call] = {
     "fact_add": lambda e: e.fact_add(
@@ -47,6 +48,11 @@ WRITES: dict[str, Call] = {
     "fact_update": lambda e: e.fact_update(FACT_A, importance=0.4, tags=["payments", "kept"]),
     "fact_archive": lambda e: e.fact_archive(FACT_A),
     "fact_from_note": lambda e: e.fact_from_note("Café Notes.md", selection="espresso"),
+    "note_create": lambda e: e.note_create("Inbox/Fresh.md", body="fresh [[Welcome]]"),
+    "note_edit": lambda e: e.note_edit("Inbox/Fresh.md", append="more", dry_run=True),
+    "note_link": lambda e: e.note_link("Inbox/Fresh.md", "Projects/Pricing.md"),
+    "note_move": lambda e: e.note_move("Inbox/Fresh.md", "Archive/Fresh.md"),
+    "note_delete": lambda e: e.note_delete("Archive/Fresh"),
     "sync_now": lambda e: e.sync_now(),
     "ledger_append": lambda e: e.ledger_append(
         "bot", [(1, {"role": "user", "text": "The oat milk order moved to Fridays."})]
@@ -55,7 +61,7 @@ WRITES: dict[str, Call] = {
     "reflect": lambda e: e.reflect("this week"),
 }
 ROUTES = {op.name: op.route.split("{")[0] for op in OPERATIONS if op.route is not None}
-SENT = {op.name for op in OPERATIONS if op.route is not None and op.name not in IN_PROCESS}
+SENT = {op.name for op in OPERATIONS if op.route is not None}
 
 
 def outcome(call: Call, engram: Any, write: bool = False) -> Any:
@@ -69,7 +75,7 @@ def outcome(call: Call, engram: Any, write: bool = False) -> Any:
 # By nature different between two runs: each recall counts an access, a query's stages are
 # timed; on two vaults, a new fact's id (and the file name made from it) and when it was made.
 NATURE = {"accessCount", "lastAccess", "ms"}
-TWO_RUNS = {"id", "timestamp", "updatedAt", "path", "file"}
+TWO_RUNS = {"id", "timestamp", "updatedAt", "path", "file", "collection"}
 
 
 def comparable(data: Any, write: bool) -> Any:
