@@ -406,12 +406,23 @@ def _scalar_schema(hint: Any, meta: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def from_query(cls: type, params: Mapping[str, str]) -> Any:
-    """A request from a query string (every value text): numbers and flags read per field."""
+def is_list(hint: Any) -> bool:
+    """Is a type a list (or an optional one)?"""
+    kinds = (
+        [hint, *typing.get_args(hint)]
+        if typing.get_origin(hint) in (Union, types.UnionType)
+        else [hint]
+    )
+    return any(typing.get_origin(k) in (list, tuple) for k in kinds)
+
+
+def from_query(cls: type, params: Mapping[str, Any]) -> Any:
+    """A request from a query string (every value text, a list given as its repeated
+    parameter): numbers and flags read per field."""
     data: dict[str, Any] = dict(params)
     for f in fields_of(cls):
         value = data.get(f.wire)
-        if value is None:
+        if value is None or isinstance(value, list):
             continue
         kinds = set(typing.get_args(f.hint)) or {f.hint}
         if bool in kinds:

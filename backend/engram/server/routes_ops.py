@@ -28,6 +28,9 @@ async def request_of(op: Operation, request: web.Request) -> Any:
     assert op.request is not None
     if request.method in ("GET", "DELETE"):
         data: dict[str, Any] = v.query(request)
+        for f in codec.fields_of(op.request):  # a list is its parameter repeated
+            if f.wire in data and codec.is_list(f.hint):
+                data[f.wire] = request.query.getall(f.wire)
     else:
         data = await v.json_body(request, allow_empty=True)
     for name, value in request.match_info.items():

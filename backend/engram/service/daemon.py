@@ -93,7 +93,7 @@ class DaemonClient:
     ) -> Any:
         """Call the API; domain errors come back as the same EngramError classes."""
         if params:
-            path += "?" + urlencode({k: v for k, v in params.items() if v is not None})
+            path += "?" + urlencode({k: v for k, v in params.items() if v is not None}, doseq=True)
         headers = {
             "Host": f"127.0.0.1:{self.port}",
             "Authorization": f"Bearer {self.token}",

@@ -97,7 +97,7 @@ OPERATIONS: tuple[Operation, ...] = (
     _read("model_status"),
     _read("query_stages"),
     _read("check_links"),
-    _read("tags"),
+    Operation("tags", "read", "GET /v1/tags", None, rq.Tags, None, "engram.service.tags:TagList"),
     _write("update"),
     _write("embed"),
     _write("rebuild"),

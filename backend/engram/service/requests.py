@@ -75,6 +75,14 @@ class Get:
 
 
 @dataclass(frozen=True)
+class Tags:
+    """Every tag with its number of notes, as Obsidian's tag pane shows them."""
+
+    collections: tuple[str, ...] = arg((), max_items=MAX_ITEMS, max_len=MAX_NAME)
+    sort: str = arg("name", choices=("name", "count"), doc="siblings by name or most notes")
+
+
+@dataclass(frozen=True)
 class Recall:
     """Facts (and notes, with includeNotes) by relevance × importance × recency."""
 

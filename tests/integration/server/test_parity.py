@@ -40,6 +40,7 @@ READS: dict[str, Call] = {
     "memory_context": lambda e: e.memory_context("payments", budget=500),
     "deep_search": lambda e: e.deep_search("payments", n=3),
     "neighbors": lambda e: e.neighbors("Welcome", depth=2),
+    "tags": lambda e: e.tags(sort="count"),
 }
 WRITES: dict[str, Call] = {
     "fact_add": lambda e: e.fact_add(

@@ -13,6 +13,7 @@ from typing import Any
 from aiohttp.test_utils import TestClient
 from server_helpers import AUTH, TOKEN
 
+from engram import codec
 from engram.server import openapi
 from engram.server.routes import ACTIVE_NOTE_STALE_SECONDS
 from engram.server.state import CONFIG, ENGRAM, JOBS, RUNTIME, Runtime
@@ -205,6 +206,20 @@ async def test_fact_input_is_validated_before_anything_else(client: TestClient[A
     ):
         resp = await client.request(method, path, json=body, headers=AUTH)
         assert resp.status == 400, (path, body)
+
+
+async def test_tags_are_the_tag_pane_as_the_facade_gives_it(
+    client: TestClient[Any, Any], indexed: Engram
+) -> None:
+    reply = await get_json(client, "/v1/tags", params={"sort": "count"})
+    assert reply == codec.encode(indexed.tags(sort="count"))
+    assert reply["tags"] and all(t["count"] >= 1 for t in reply["tags"])
+    one = await get_json(client, "/v1/tags", params=[("collections", "notes")])
+    assert one == codec.encode(indexed.tags(["notes"]))
+    resp = await client.get("/v1/tags", params={"sort": "size"}, headers=AUTH)
+    assert resp.status == 400 and "sort must be one of" in await resp.text()
+    resp = await client.get("/v1/tags", params={"collections": "nope"}, headers=AUTH)
+    assert resp.status == 404
 
 
 async def test_note_metadata_has_frontmatter_backlinks_and_coverage(
