@@ -20,6 +20,19 @@ const STATUS = {
 	lastError: null,
 };
 
+/** A fact as the backend writes it: every property, nulls and empty lists included (the
+ * document requires them all), with `over` replacing some. */
+function wireFact(over: Record<string, unknown>): Record<string, unknown> {
+	return {
+		id: "f1", title: "X", text: "x", factType: "fact", timestamp: "2025-01-02T03:04:05+00:00",
+		updatedAt: "2025-01-02T03:04:05+00:00", source: "obsidian", createdBy: "obsidian", scope: "default",
+		tags: [], entities: [], importanceScore: 0.5, confidence: 1, lifecycleState: "active", supersededBy: null,
+		supersedes: null, contradictsWith: [], convexId: null, vaultSyncedAt: null, lastEditedBy: "obsidian",
+		path: "Engram/facts/x.md", accessCount: 0, lastAccess: null, syncState: "local", warnings: [],
+		importanceTier: "potential", ...over,
+	};
+}
+
 /**
  * A fake network: `servers` maps port → (token, handler); other ports refuse connections. Every
  * request is checked against the backend's OpenAPI document, and so is every reply unless
@@ -166,7 +179,7 @@ describe("EngramClient", () => {
 	it("reads the facts folder, importance tier and sync state the backend reports", async () => {
 		const status = JSON.stringify({ ...STATUS, facts: { root: "Memory/Engram" } });
 		const fact = JSON.stringify({
-			fact: { id: "f1", title: "X", text: "x", path: "Memory/Engram/facts/x.md", importanceScore: 0.4, importanceTier: "potential", syncState: "pending", warnings: ["daily note: busy"] },
+			fact: wireFact({ path: "Memory/Engram/facts/x.md", importanceScore: 0.4, importanceTier: "potential", syncState: "pending", warnings: ["daily note: busy"] }),
 		});
 		const { client } = setup(
 			{ text: disco(1, "t") },
@@ -192,8 +205,11 @@ describe("EngramClient", () => {
 	});
 
 	it("builds requests as the contract says", async () => {
-		const result = { docid: "abc123", collection: "notes", path: "a.md", title: "A", score: 0.5, snippet: "x", highlights: [[0, 1]], line: 3, context: null, factType: null };
-		const fact = { id: "f1", title: "X", text: "x", path: "Engram/facts/x.md", syncState: "local", warnings: [] };
+		const result = {
+			docid: "abc123", collection: "notes", path: "a.md", title: "A", score: 0.5, snippet: "x", highlights: [[0, 1]], line: 3,
+			context: null, factType: null, body: null, passages: [], explain: null, uri: "engram://notes/a.md",
+		};
+		const fact = wireFact({});
 		const replies: Record<string, unknown> = {
 			"POST /v1/search": { results: [result] },
 			"POST /v1/query": { results: [], stages: { keyword: "on" }, notices: ["keyword search only: no embeddings yet"], expansions: [] },
@@ -264,6 +280,10 @@ describe("EngramClient", () => {
 		expect(checkRequest("GET", "http://127.0.0.1:1/v1/facts?limit=20&sort=recent", undefined)).toEqual([
 			"GET /v1/facts: unknown query parameter sort",
 		]);
+		expect(checkRequest("GET", "http://127.0.0.1:1/v1/facts?limit=5&limit=6", undefined)).toEqual(["GET /v1/facts: query parameter limit given 2 times"]);
+		// a list parameter is the parameter repeated, each value checked
+		expect(checkRequest("GET", "http://127.0.0.1:1/v1/tags?collections=a&collections=b&sort=count", undefined)).toEqual([]);
+		expect(checkRequest("GET", `http://127.0.0.1:1/v1/tags?collections=a&collections=${"x".repeat(129)}`, undefined)[0]).toMatch(/collections=.*\/1 must NOT have more than 128 characters/);
 		expect(checkRequest("POST", "http://127.0.0.1:1/v1/search", '{"q":"x","mode":"search"}')[0]).toMatch(/must NOT have additional properties \(mode\)/);
 		expect(checkReply("POST", "http://127.0.0.1:1/v1/search", 200, '{"results":[],"notices":[]}')[0]).toMatch(/notices/);
 	});

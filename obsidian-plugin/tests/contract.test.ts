@@ -11,20 +11,20 @@ import { describe, expect, it } from "vitest";
 import { EngramClient, type HttpRequest, type HttpResponse } from "../src/api/client";
 import * as decoders from "../src/api/decode";
 import type { FactPatch, IndexRequest, NewFact, SearchFilters, SearchRequest } from "../src/api/types";
-import { checkRequest, findRoute, openapi, operation, replySchema, schemaProblems, successStatus, type Json } from "./contract";
+import { checkRequest, component, documentProblems, findRoute, openapi, operation, replySchema, schemaProblems, successStatus, type Json } from "./contract";
 import { mirrorProblems, sample, trackReads, type SampleMode, type SampleOptions } from "./samples";
 
-/** Values for the properties the document declares without a type (the backend's derived
- * `readOnly` fields): what the backend sends there, as docs/http-api.md says. */
+/** Values for properties the document types more loosely than the backend fills them: what the
+ * backend sends there, as docs/http-api.md says. `syncState` is typed `string`, but the backend
+ * only ever sends these four (memory/model.py `Fact.sync_state`). */
 const HINTS: SampleOptions["hints"] = {
 	"Fact.syncState": ["local", "synced", "pending", "conflict"],
-	"Fact.importanceTier": ["structural", "potential", "contextual"],
-	"Fact.updatedAt": ["2025-01-02T03:04:05+00:00"],
 };
 
-/** What the backend always sends though the schema does not require it (it writes every field
- * of a fact; the schema's `required` lists the fields without a default). */
-const ALWAYS_SENT: SampleOptions["alwaysSent"] = { Fact: ["path"] };
+/** What the plugin makes of any other value the document allows in a hinted property. */
+const OTHERWISE: Record<string, unknown> = {
+	"Fact.syncState": "off",
+};
 
 interface DecoderCase {
 	route: string;
@@ -61,6 +61,10 @@ function successSchema(route: string): Json {
 	return schema;
 }
 
+function escapeRe(s: string): string {
+	return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
 let variantCount = 0;
 
 /** Enough variants that every enum value and union branch of the document is sampled. */
@@ -77,12 +81,13 @@ function variants(): number {
 		}
 	};
 	walk(openapi());
+	for (const values of Object.values(HINTS)) most = Math.max(most, values.length);
 	variantCount = most;
 	return most;
 }
 
-function opts(mode: SampleMode, variant = 0): SampleOptions {
-	return { mode, variant, hints: HINTS, alwaysSent: ALWAYS_SENT };
+function opts(mode: SampleMode, variant = 0, hints = HINTS): SampleOptions {
+	return { mode, variant, hints };
 }
 
 describe.each(DECODERS)("$route", ({ route, decode, part }) => {
@@ -103,11 +108,45 @@ describe.each(DECODERS)("$route", ({ route, decode, part }) => {
 		}
 	});
 
+	it("decodes replies made from its schema without hints, a hinted property's other values as OTHERWISE says", () => {
+		// any value the document allows decodes (no protocol error); each value mirrors the
+		// reply's, but where a hinted property holds a value the hints do not list
+		const schema = successSchema(route);
+		const otherwise = Object.entries(OTHERWISE).map(([name, made]) => {
+			const prop = name.slice(name.indexOf(".") + 1);
+			return new RegExp(`\\.${escapeRe(prop)}: the reply says .*, the decoder made ${escapeRe(JSON.stringify(made))}$`);
+		});
+		for (let v = 0; v < variants(); v++) {
+			const reply = sample(schema, opts("full", v, {}));
+			expect(schemaProblems(schema, reply), "the sample itself").toEqual([]);
+			const problems = mirrorProblems(decode(reply), whole(reply)).filter((p) => !otherwise.some((re) => re.test(p)));
+			expect(problems, JSON.stringify(reply)).toEqual([]);
+		}
+	});
+
 	it.each(["minimal", "nulls"] as const)("decodes the %s reply the schema allows", (mode) => {
 		const schema = successSchema(route);
 		const reply = sample(schema, opts(mode));
 		expect(schemaProblems(schema, reply), "the sample itself").toEqual([]);
 		expect(mirrorProblems(decode(reply), whole(reply), mode === "nulls"), JSON.stringify(reply)).toEqual([]);
+	});
+});
+
+describe("the OpenAPI document", () => {
+	it("compiles, every schema of it, under ajv's strict mode", () => {
+		expect(documentProblems()).toEqual([]);
+	});
+
+	it("declares each hinted property, and the hinted values are valid for it", () => {
+		for (const [name, values] of Object.entries(HINTS)) {
+			const [comp = "", prop = ""] = name.split(".");
+			const props = component(comp).properties as Json | undefined;
+			const schema = props?.[prop] as Json | undefined;
+			expect(schema, `${name} is not in the document: drop its hint`).toBeDefined();
+			for (const value of values) expect(schemaProblems(schema as Json, value), `${name} = ${JSON.stringify(value)}`).toEqual([]);
+			expect(name in OTHERWISE, `${name}: say in OTHERWISE what the plugin makes of other values`).toBe(true);
+		}
+		expect(Object.keys(OTHERWISE).sort()).toEqual(Object.keys(HINTS).sort());
 	});
 });
 

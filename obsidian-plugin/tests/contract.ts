@@ -38,9 +38,9 @@ function rewriteRefs(v: unknown): unknown {
 }
 
 function newAjv(coerceTypes: boolean): Ajv2020 {
-	// strictTypes off: the generator copies a nullable number's bounds into its `{"type": "null"}`
-	// branch, which is harmless. Everything else stays strict (unknown keywords and formats fail).
-	const ajv = new Ajv2020({ strict: true, strictTypes: false, allErrors: true, coerceTypes });
+	// Strict throughout: an unknown keyword or format, or a keyword its type does not have (a
+	// bound on a `{"type": "null"}` branch), fails (documentProblems checks the whole document).
+	const ajv = new Ajv2020({ strict: true, allErrors: true, coerceTypes });
 	addFormats(ajv);
 	return ajv;
 }
@@ -157,7 +157,11 @@ export function operation(route: string): Json {
 export function replySchema(op: Json, status: number): Json | null | undefined {
 	const responses = op.responses as Json;
 	const entry = responses[String(status)] ?? responses.default;
-	if (entry === undefined) return undefined;
+	return entry === undefined ? undefined : bodySchema(entry);
+}
+
+/** The JSON schema of a response entry (`$ref`s followed), null when it has no body. */
+function bodySchema(entry: unknown): Json | null {
 	const schema = (deref(entry).content as Json | undefined)?.["application/json"];
 	return isObj(schema) && isObj(schema.schema) ? schema.schema : null;
 }
@@ -177,6 +181,15 @@ export function requestSchema(op: Json): { schema: Json; required: boolean } | n
 	return { schema: schema.schema, required: body.required === true };
 }
 
+/** Does a parameter's schema take a list (possibly a nullable one)? */
+function isList(schema: unknown): boolean {
+	if (!isObj(schema)) return false;
+	const s = deref(schema);
+	const types = Array.isArray(s.type) ? s.type : [s.type];
+	const branches = (s.anyOf ?? s.oneOf) as unknown[] | undefined;
+	return types.includes("array") || (branches ?? []).some(isList);
+}
+
 function parameters(op: Json): Json[] {
 	return ((op.parameters as unknown[] | undefined) ?? []).map(deref);
 }
@@ -189,17 +202,22 @@ export function checkRequest(method: string, url: string, body: string | undefin
 	const where = `${route.method} ${route.template}`;
 	const problems: string[] = [];
 	const params = parameters(route.op);
-	const check = (p: Json, raw: string): void => {
+	const check = (p: Json, raw: string | string[]): void => {
 		// parameters arrive as text: the coercing validator reads "20" as 20, "true" as true
 		const v = validator(p.schema as Json, true);
-		if (!v(raw)) problems.push(`${where}: ${String(p.in)} parameter ${String(p.name)}=${raw}: ${describeErrors(v.errors)}`);
+		const shown = typeof raw === "string" ? raw : JSON.stringify(raw);
+		if (!v(raw)) problems.push(`${where}: ${String(p.in)} parameter ${String(p.name)}=${shown}: ${describeErrors(v.errors)}`);
 	};
 	for (const p of params.filter((x) => x.in === "path")) check(p, route.pathParams[String(p.name)] ?? "");
 	const query = params.filter((x) => x.in === "query");
-	for (const [name, value] of u.searchParams) {
+	for (const name of new Set(u.searchParams.keys())) {
 		const p = query.find((x) => x.name === name);
+		const values = u.searchParams.getAll(name);
 		if (!p) problems.push(`${where}: unknown query parameter ${name}`);
-		else check(p, value);
+		// a list is its parameter repeated (OpenAPI's form style, exploded); anything else is given once
+		else if (isList(p.schema)) check(p, values);
+		else if (values.length > 1) problems.push(`${where}: query parameter ${name} given ${values.length} times`);
+		else check(p, values[0] ?? "");
 	}
 	for (const p of query) if (p.required === true && !u.searchParams.has(String(p.name))) problems.push(`${where}: missing query parameter ${String(p.name)}`);
 	const expected = requestSchema(route.op);
@@ -247,4 +265,36 @@ export function recordViolations(problems: readonly string[]): void {
 /** The problems recorded since the last call, cleared. */
 export function takeViolations(): string[] {
 	return violations.splice(0);
+}
+
+/** Every schema in the document (each component, parameter, request body and reply), compiled
+ * with the same strict validators the checks use: why any of them does not compile. Strictness
+ * is otherwise only met by the schemas a test happens to touch. */
+export function documentProblems(): string[] {
+	const problems: string[] = [];
+	const compile = (where: string, schema: unknown, coerce = false): void => {
+		try {
+			if (!isObj(schema)) throw new Error("not a schema");
+			validator(schema, coerce);
+		} catch (err) {
+			problems.push(`${where}: ${(err as Error).message}`);
+		}
+	};
+	const doc = openapi();
+	for (const name of Object.keys((doc.components as Json).schemas as Json)) compile(`component ${name}`, { $ref: `${COMPONENT}${name}` });
+	for (const [template, item] of Object.entries(doc.paths as Json)) {
+		if (!isObj(item)) continue;
+		for (const [method, op] of Object.entries(item)) {
+			if (!isObj(op) || !isObj(op.responses)) continue;
+			const where = `${method.toUpperCase()} ${template}`;
+			for (const p of parameters(op)) compile(`${where} ${String(p.in)} parameter ${String(p.name)}`, p.schema, true);
+			const body = requestSchema(op);
+			if (body) compile(`${where} body`, body.schema);
+			for (const [status, entry] of Object.entries(op.responses)) {
+				const reply = bodySchema(entry);
+				if (reply) compile(`${where} → ${status}`, reply);
+			}
+		}
+	}
+	return problems;
 }

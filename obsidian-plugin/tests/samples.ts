@@ -7,17 +7,17 @@ import { deref, type Json } from "./contract";
 const COMPONENT = "#/components/schemas/";
 
 /** `full`: every property, never null; `nulls`: every property, null wherever allowed;
- * `minimal`: only what the schema requires (plus `alwaysSent`), null wherever allowed. */
+ * `minimal`: only what the schema requires, null wherever allowed. */
 export type SampleMode = "full" | "nulls" | "minimal";
 
 export interface SampleOptions {
 	mode: SampleMode;
 	/** Picks the n-th value of every enum and union (wrapping), so each one is decoded once. */
 	variant: number;
-	/** Values for properties the document leaves untyped, by `Component.property`. */
+	/** Values for properties the document types more loosely than the backend sends them (or
+	 * not at all), by `Component.property`: used instead of a made-up value wherever the property
+	 * is not null. Each must be valid for the property's schema (contract.test.ts checks). */
 	hints: Record<string, readonly unknown[]>;
-	/** Properties the backend always sends though the schema does not require them. */
-	alwaysSent: Record<string, readonly string[]>;
 }
 
 function isObj(v: unknown): v is Json {
@@ -60,12 +60,14 @@ export function sample(schema: Json, opts: SampleOptions): unknown {
 		}
 		const types = Array.isArray(node.type) ? (node.type as string[]) : typeof node.type === "string" ? [node.type] : [];
 		if (types.includes("null") && (opts.mode !== "full" || types.length === 1)) return null;
+		const hint = opts.hints[`${comp}${at}`];
+		if (hint) return hint[opts.variant % hint.length];
 		const type = types.find((t) => t !== "null") ?? (node.properties ? "object" : node.items || node.prefixItems ? "array" : null);
 		const label = at.split(".").pop() || comp;
 		switch (type) {
 			case "object": {
 				const props = (node.properties ?? {}) as Json;
-				const required = new Set([...((node.required as string[] | undefined) ?? []), ...(opts.alwaysSent[comp] ?? [])]);
+				const required = new Set((node.required as string[] | undefined) ?? []);
 				const out: Json = {};
 				for (const [key, sub] of Object.entries(props)) {
 					if (opts.mode === "minimal" && !required.has(key)) continue;
@@ -100,8 +102,7 @@ export function sample(schema: Json, opts: SampleOptions): unknown {
 				return opts.mode !== "minimal";
 			default: {
 				if (!untyped(node)) throw new Error(`sample: no value for ${comp}${at}: ${JSON.stringify(node)}`);
-				const hint = opts.hints[`${comp}${at}`];
-				return hint ? hint[opts.variant % hint.length] : `${label}-${next()}`;
+				return `${label}-${next()}`;
 			}
 		}
 	};
