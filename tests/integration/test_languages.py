@@ -123,3 +123,28 @@ def test_a_report_identifies_its_sample_once_while_the_index_is_unchanged(
         engram.update()
         assert wire.to_json(engram.status())["languages"]["languages"] == {"de": 4, "en": 1}
         assert len(calls) == 2 * looked
+
+
+def test_identifying_languages_reports_each_committed_batch_and_can_stop_there(
+    xdg: dict[str, str], tmp_path: Path, tiny
+) -> None:
+    """An index job may stop between batches for a write (the first run over 3,000 notes
+    takes ~2 s): each batch is committed before the callback, so what it did is kept."""
+    vault = vault_of(tmp_path / "v", german=150, english=100)  # 251 notes: 3 batches
+    with facade(str(tiny.embed)) as engram:
+        engram.collection_add(str(vault), "notes")
+        engram.update()
+        seen: list[tuple[str, int, int]] = []
+
+        def stop_after_first(phase: str, done: int, total: int) -> None:
+            seen.append((phase, done, total))
+            raise InterruptedError
+
+        with pytest.raises(InterruptedError):
+            languages.backfill(engram.db, stop_after_first)
+        assert seen == [("languages", languages.BATCH, 251)]
+        pending = languages.report(engram.db.conn, "default").pending
+        assert pending == 251 - languages.BATCH  # the first batch stayed
+        calls: list[tuple[str, int, int]] = []
+        assert languages.backfill(engram.db, lambda *c: calls.append(c)) == pending
+        assert calls[-1] == ("languages", pending, pending) and len(calls) == 2

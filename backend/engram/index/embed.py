@@ -92,7 +92,7 @@ def embed(
     from engram.index import languages
 
     started = time.perf_counter()
-    languages.backfill(db)
+    languages.backfill(db, progress)
     report = chunk(db, embedder, collections, force, progress, pool)
     _embed_pass(db, embedder, report, progress)
     report.seconds = time.perf_counter() - started

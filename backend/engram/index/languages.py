@@ -11,6 +11,7 @@ in languages the configured embedder does not serve.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,7 +23,7 @@ MEANINGFUL_SHARE = 0.10  # of the notes whose language could be told
 MIN_NOTES = 3  # fewer such notes than this is not a pattern yet
 LANGUAGES_SHOWN = 3
 SAMPLE = 150  # notes not looked at yet that a report identifies (not stored) to estimate
-BATCH = 500
+BATCH = 100  # notes identified per transaction (~70 ms)
 FIX = (
     "run `engram models pull multilingual`, set models.embed: multilingual in the config file "
     "(or ENGRAM_EMBED_MODEL=multilingual), then `engram embed`"
@@ -52,15 +53,19 @@ def served(embed_spec: str | None) -> frozenset[str] | None:
     return language.served_by_name(embed_spec)
 
 
-def backfill(db: Database) -> int:
-    """Identify and record the language of every note that has none yet; return how many."""
-    done = 0
+def backfill(db: Database, progress: Callable[[str, int, int], None] | None = None) -> int:
+    """Identify and record the language of every note that has none yet; return how many.
+    `progress("languages", done, total)` follows each batch committed: an index job may stop
+    there for a write (a first run over 3,000 notes takes ~2 s)."""
+    done, total = 0, docs.count_without_language(db.conn) if progress else 0
     while batch := docs.without_language(db.conn, BATCH):
         found = [(doc_id, language.detect(text)) for doc_id, text in batch]
         with db.write() as conn:
             for doc_id, code in found:
                 docs.set_language(conn, doc_id, code)
         done += len(found)
+        if progress is not None:
+            progress("languages", done, max(total, done))
     return done
 
 

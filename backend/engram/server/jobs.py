@@ -25,6 +25,7 @@ import logging
 import os
 import sys
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -37,6 +38,7 @@ T = TypeVar("T")
 log = logging.getLogger("engram.server")
 BACKGROUND_NICE = 19
 MAX_STREAK = 4  # a job yielding to writes back to back commits up to 2**4 batches between
+SLICE_SECONDS = 0.5  # ...or runs this long, whichever comes first: what a write may wait
 
 
 def lower_priority() -> None:
@@ -56,6 +58,16 @@ def lower_priority() -> None:
             os.setpriority(os.PRIO_PROCESS, tid, BACKGROUND_NICE)
     except OSError as exc:  # a sandbox may forbid it: index at normal priority then
         log.info("could not lower the writer thread's priority: %s", exc)
+
+
+def yields(done: int, total: int, committed: int, streak: int, seconds: float) -> bool:
+    """Does a job with a write waiting stop here? Only once it has committed work since it
+    (re)started, never when its phase's work is done, and after twice as much each time writes
+    come back to back (each may queue passages of its own) unless that takes longer than a
+    slice: the job always finishes, and a write waits about a slice at most."""
+    if done >= total or not committed:
+        return False
+    return committed >= 2 ** min(streak, MAX_STREAK) or seconds >= SLICE_SECONDS
 
 
 class Cancelled(Exception):
@@ -252,6 +264,7 @@ class JobRunner:
         """On the writer thread: an incremental update of everything or of the changed paths,
         then embedding; stopped at a batch boundary when a write waits (`Preempted`)."""
         calls = committed = 0
+        started = time.monotonic()
 
         def progress(done: int, total: int, phase: str = "indexing") -> None:
             nonlocal calls, committed
@@ -263,10 +276,7 @@ class JobRunner:
                 committed += 1
             if not self._waiting:
                 self._streak = 0  # writes are not coming back to back
-            elif done < total and committed >= 2 ** min(self._streak, MAX_STREAK):
-                # yield only after committing work since this start, never once a phase's
-                # work is done, and after twice as much each time writes come back to back
-                # (each may queue passages of its own): the job always finishes
+            elif yields(done, total, committed, self._streak, time.monotonic() - started):
                 self._streak += 1
                 raise Preempted
 

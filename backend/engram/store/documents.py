@@ -182,6 +182,11 @@ def without_language(conn: Any, limit: int, spread: bool = False) -> list[tuple[
     ]
 
 
+def count_without_language(conn: Any) -> int:
+    """How many documents have no language recorded yet."""
+    return int(conn.execute("SELECT count(*) FROM documents WHERE language IS NULL").fetchone()[0])
+
+
 def set_language(conn: Any, doc_id: int, language: str) -> None:
     """Record a document's language (ISO 639 code, or "und")."""
     conn.execute("UPDATE documents SET language = ? WHERE id = ?", (language, doc_id))
