@@ -35,6 +35,6 @@ def test_a_job_yields_to_a_waiting_write_after_its_batches_or_its_slice() -> Non
     assert not yields(5, 10, 0, 0, 9.0)  # nothing committed since the start: no progress yet
     assert not yields(10, 10, 3, 0, 9.0)  # the phase is done: let it end
     assert yields(5, 10, 1, 0, 0.0)
-    assert not yields(5, 10, 2 ** MAX_STREAK - 1, MAX_STREAK + 3, 0.0)
-    assert yields(5, 10, 2 ** MAX_STREAK, MAX_STREAK + 3, 0.0)
+    assert not yields(5, 10, 2**MAX_STREAK - 1, MAX_STREAK + 3, 0.0)
+    assert yields(5, 10, 2**MAX_STREAK, MAX_STREAK + 3, 0.0)
     assert yields(5, 10, 1, MAX_STREAK, SLICE_SECONDS)  # a slow batch ends the slice early
