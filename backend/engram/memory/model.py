@@ -7,7 +7,7 @@ import re
 import unicodedata
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal, cast
 
 from engram.codec import arg, encode
 
@@ -42,10 +42,13 @@ LEDGER_FOLDER = "ledger"
 ARCHIVE_FOLDER = "archive"
 STRUCTURAL = 0.8
 POTENTIAL = 0.4
-TIERS = ("structural", "potential", "contextual")
+Tier = Literal["structural", "potential", "contextual"]
+TIERS: tuple[Tier, ...] = ("structural", "potential", "contextual")
+# local (never synced, or the vault does not sync), synced, pending, conflict
+SyncState = Literal["local", "synced", "pending", "conflict"]
 
 
-def tier(importance: float) -> str:
+def tier(importance: float) -> Tier:
     """Importance tier: structural >= 0.8, potential >= 0.4, else contextual."""
     if importance >= STRUCTURAL:
         return "structural"
@@ -157,7 +160,7 @@ class Fact:
     }
 
     @property
-    def tier(self) -> str:
+    def tier(self) -> Tier:
         """structural / potential / contextual, from the importance score."""
         return tier(self.importance)
 
@@ -167,11 +170,11 @@ class Fact:
         return self.updated_at or self.timestamp
 
     @property
-    def sync_state(self) -> str:
+    def sync_state(self) -> SyncState:
         """local (never synced, or the vault does not sync), synced, pending (changed since
         the last sync) or conflict (a conflict copy sync wrote is still there); the sync
         bookkeeping in the index says which."""
-        return self.sync_status or "local"
+        return cast(SyncState, self.sync_status or "local")
 
     def to_dict(self) -> dict[str, Any]:
         """The Fact JSON the plugin, the HTTP API and `--json` share (docs/memory.md)."""
