@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 
 from engram import config
+from engram.codec import encode
 from engram.service import Engram
 
 HUB = Path(__file__).resolve().parents[1] / "fixtures" / "vaults" / "hub"
@@ -26,9 +27,9 @@ def test_influence_about_a_topic_puts_the_topics_notes_first(xdg: dict[str, str]
     assert sum(p.startswith("Sync/") for p in paths) == 4  # all of them
     assert "Interface/Hotkeys.md" not in paths  # central to the vault, not about sync
     assert about.topic_size == 5
-    first = about.notes[0].to_dict()
+    first = encode(about.notes[0])
     assert first["hit"] and 0 < first["relevance"] <= 1
     assert first["topicBacklinks"] == 4  # the other Sync notes and Settings link to it
-    plain = e.rank(n=3).to_dict()
+    plain = encode(e.rank(n=3))
     assert plain["topicSize"] == 0 and plain["notes"][0]["relevance"] is None
     e.close()

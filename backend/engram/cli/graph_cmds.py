@@ -63,7 +63,7 @@ def backlinks(state: State, note: str, collection: str | None, as_json: bool) ->
     """Notes linking to NOTE, each link with its line."""
     found = state.engram.backlinks(note, collection)
     if as_json:
-        echo_json([link.to_dict() for link in found.links])
+        echo_json(found.links)
         return
     dim = _styler(dim=True)
     lines = [_bold(f"{found.note.path}: {_count(len(found.links), 'backlink')}")]
@@ -81,7 +81,7 @@ def links(state: State, note: str, collection: str | None, as_json: bool) -> Non
     """Links written in NOTE and where each one goes."""
     found = state.engram.links(note, collection)
     if as_json:
-        echo_json([link.to_dict() for link in found.links])
+        echo_json(found.links)
         return
     lines = [_bold(f"{found.note.path}: {_count(len(found.links), 'link')}")]
     for link in found.links:
@@ -102,7 +102,7 @@ def unresolved(state: State, subpaths: bool, collection: str | None, as_json: bo
     """Links to notes or files that do not exist."""
     found = state.engram.unresolved(collection, subpaths)
     if as_json:
-        echo_json([u.to_dict() for u in found])
+        echo_json(found)
         return
     dim = _styler(dim=True)
     lines = [_bold(_count(len(found), "unresolved link"))]
@@ -120,7 +120,7 @@ def orphans(state: State, collection: str | None, as_json: bool) -> None:
     """Notes with no link to or from another note."""
     found = state.engram.orphans(collection)
     if as_json:
-        echo_json([n.to_dict() for n in found])
+        echo_json(found)
         return
     click.echo(_bold(_count(len(found), "orphan")))
     for n in found:
@@ -163,7 +163,7 @@ def neighbors(
         return
     found = state.engram.neighbors(note, depth, collection, direction)
     if as_json:
-        echo_json([n.to_dict() for n in found.neighbors])
+        echo_json(found.neighbors)
         return
     click.echo(_bold(f"{found.note.path}: {_count(len(found.neighbors), 'neighbour')}"))
     arrows = {"out": "->", "in": "<-", "both": "<->", "mixed": "~"}
@@ -183,7 +183,7 @@ def path(
     """The shortest chain of links from SOURCE to TARGET."""
     found = state.engram.path(source, target, collection, directed)
     if as_json:
-        echo_json(found.to_dict())
+        echo_json(found)
         return
     if not found.found:
         say(f"no path from {found.source} to {found.target}")
@@ -211,7 +211,7 @@ def rank(
     """The most influential or bridging notes, optionally about a topic."""
     found = state.engram.rank(about, by, limit, collection)
     if as_json:
-        echo_json(found.to_dict())
+        echo_json(found)
         return
     click.echo(_dim(found.method))
     for n in found.notes:
@@ -232,10 +232,10 @@ def themes(state: State, min_size: int, collection: str | None, as_json: bool) -
     """Clusters of densely linked notes, with their top notes and tags."""
     found = state.engram.themes(collection, min_size)
     if as_json:
-        echo_json([t.to_dict() for t in found])
+        echo_json(found)
         return
     for t in found:
-        tags = " ".join(f"#{tag}" for tag, _ in t.tags)
+        tags = " ".join(f"#{tag.tag}" for tag in t.tags)
         click.echo(_bold(f"{t.id}. {t.label}") + f"  ({_count(t.size, 'note')}) {_dim(tags)}")
         _list(n.path for n in t.notes)
 

@@ -25,7 +25,7 @@ def show_typed(
     """`graph neighbors --edge-type`: nodes reached over typed edges."""
     found = state.engram.typed_neighbors(note, edge_types, depth, direction, collection)
     if as_json:
-        echo_json([n.to_dict() for n in found.neighbors])
+        echo_json(found.neighbors)
         return
     say(f"{found.path}: {len(found.neighbors)} over {', '.join(found.edge_types)}")
     for n in found.neighbors:
@@ -61,20 +61,19 @@ def graph_colours(state: State, write: bool, vault: str | None, as_json: bool) -
     your own settings and groups stay as they are. Run it with Obsidian closed."""
     plan = state.engram.graph_colours(write, vault)
     if as_json:
-        echo_json(plan.to_dict())
+        echo_json(plan)
         return
     show_plan(plan, write)
 
 
 def show_plan(plan: ColourPlan, write: bool) -> None:
     """What `graph colours` added or would add."""
-    data = plan.to_dict()
-    if not data["added"]:
-        say(f"{data['path']}: all {data['alreadyThere']} colour groups are already there")
+    if not plan.added:
+        say(f"{plan.path}: all {plan.present} colour groups are already there")
         return
-    verb = "added" if data["written"] else "would add"
-    say(f"{data['path']}: {verb} {len(data['added'])} colour groups")
-    for g in data["added"]:
-        say(f"  {g['rgb']}  {g['query']}")
+    verb = "added" if plan.written else "would add"
+    say(f"{plan.path}: {verb} {len(plan.added)} colour groups")
+    for g in plan.added:
+        say(f"  {g.rgb}  {g.query}")
     if not write:
         say("run again with --write to apply (with Obsidian closed, or reload it after)")

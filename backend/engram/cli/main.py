@@ -130,10 +130,11 @@ def color_enabled() -> bool:
 
 
 def echo_json(value: Any) -> None:
-    """Print a JSON document."""
+    """Print a value as a JSON document (engram.codec's shape)."""
+    from engram.codec import encode
     from engram.printable import json_safe
 
-    click.echo(json_safe(json.dumps(value, ensure_ascii=False, indent=2, default=str)))
+    click.echo(json_safe(json.dumps(encode(value), ensure_ascii=False, indent=2)))
 
 
 def echo_lines(lines: list[str]) -> None:

@@ -1,11 +1,11 @@
-"""What graph operations return: frozen values with the JSON shape adapters print."""
+"""What graph operations return: frozen values; their JSON is engram.codec's."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import ClassVar
 
-from engram.codec import arg, encode
+from engram.codec import arg
 
 
 @dataclass(frozen=True)
@@ -15,11 +15,6 @@ class NoteRef:
     path: str
     title: str
     doc_id: int = arg(local=True)  # the index's row id, for this process only
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON shape (engram.codec)."""
-        data: dict[str, Any] = encode(self)
-        return data
 
 
 @dataclass(frozen=True)
@@ -41,24 +36,12 @@ class LinkRef:
     heading_found: bool | None = None  # None: no heading asked, or not checked
     block_found: bool | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON shape."""
-        return {
-            "path": self.path,
-            "title": self.title,
-            "line": self.line,
-            "context": self.context,
-            "target": self.target,
-            "kind": self.kind,
-            "embed": self.embed,
-            "heading": self.heading,
-            "block": self.block,
-            "display": self.display,
-            "resolved": self.path is not None,
-            "note": self.note,
-            "headingFound": self.heading_found,
-            "blockFound": self.block_found,
-        }
+    WIRE_EXTRA: ClassVar[dict[str, str]] = {"resolved": "resolved"}
+
+    @property
+    def resolved(self) -> bool:
+        """Does the link lead to a file?"""
+        return self.path is not None
 
 
 @dataclass(frozen=True)
@@ -76,21 +59,6 @@ class UnresolvedLink:
     reason: str = "file"  # file | heading | block
     alias_of: str | None = None  # a note whose frontmatter alias this target is
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON shape."""
-        return {
-            "source": self.source,
-            "target": self.target,
-            "line": self.line,
-            "context": self.context,
-            "kind": self.kind,
-            "embed": self.embed,
-            "heading": self.heading,
-            "block": self.block,
-            "reason": self.reason,
-            "aliasOf": self.alias_of,
-        }
-
 
 @dataclass(frozen=True)
 class Neighbor:
@@ -101,11 +69,6 @@ class Neighbor:
     distance: int
     direction: str  # out (follow links) | in (follow backlinks) | both | mixed
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON shape (engram.codec)."""
-        data: dict[str, Any] = encode(self)
-        return data
-
 
 @dataclass(frozen=True)
 class PathStep:
@@ -115,35 +78,27 @@ class PathStep:
     title: str
     direction: str | None  # out: previous links here; in: this links to previous; both
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON shape."""
-        return {"path": self.path, "title": self.title, "direction": self.direction}
-
 
 @dataclass(frozen=True)
 class NotePath:
     """The shortest chain of links between two notes (empty `steps` when there is none)."""
 
-    source: str
-    target: str
-    directed: bool
-    steps: tuple[PathStep, ...]
+    source: str = arg(wire="from")
+    target: str = arg(wire="to")
+    directed: bool = arg()
+    steps: tuple[PathStep, ...] = arg()
+
+    WIRE_EXTRA: ClassVar[dict[str, str]] = {"found": "found", "length": "length"}
 
     @property
     def found(self) -> bool:
         """Is there a path?"""
         return bool(self.steps)
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON shape."""
-        return {
-            "from": self.source,
-            "to": self.target,
-            "directed": self.directed,
-            "found": self.found,
-            "length": max(len(self.steps) - 1, 0),
-            "steps": [s.to_dict() for s in self.steps],
-        }
+    @property
+    def length(self) -> int:
+        """Links on the path (0 when there is none)."""
+        return max(len(self.steps) - 1, 0)
 
 
 @dataclass(frozen=True)
@@ -162,20 +117,6 @@ class RankedNote:
     relevance: float | None = None
     topic_backlinks: int | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON shape."""
-        return {
-            "rank": self.rank,
-            "path": self.path,
-            "title": self.title,
-            "score": self.score,
-            "backlinks": self.backlinks,
-            "links": self.links,
-            "hit": self.hit,
-            "relevance": self.relevance,
-            "topicBacklinks": self.topic_backlinks,
-        }
-
 
 @dataclass(frozen=True)
 class Ranking:
@@ -187,15 +128,13 @@ class Ranking:
     notes: tuple[RankedNote, ...]
     topic_size: int = 0  # with --about: how many notes matched the query
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON shape."""
-        return {
-            "by": self.by,
-            "about": self.about,
-            "method": self.method,
-            "topicSize": self.topic_size,
-            "notes": [n.to_dict() for n in self.notes],
-        }
+
+@dataclass(frozen=True)
+class TagCount:
+    """A tag and how many notes of a group carry it."""
+
+    tag: str
+    notes: int
 
 
 @dataclass(frozen=True)
@@ -206,17 +145,7 @@ class Theme:
     label: str
     size: int
     notes: tuple[NoteRef, ...]  # most influential first
-    tags: tuple[tuple[str, int], ...]  # (tag, how many of its notes carry it)
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON shape."""
-        return {
-            "id": self.id,
-            "label": self.label,
-            "size": self.size,
-            "notes": [n.to_dict() for n in self.notes],
-            "tags": [{"tag": t, "notes": c} for t, c in self.tags],
-        }
+    tags: tuple[TagCount, ...]
 
 
 @dataclass(frozen=True)
@@ -226,14 +155,6 @@ class NoteLinks:
     collection: str
     note: NoteRef
     links: tuple[LinkRef, ...]
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON shape (the CLI prints only `links`)."""
-        return {
-            "collection": self.collection,
-            "note": self.note.to_dict(),
-            "links": [link.to_dict() for link in self.links],
-        }
 
 
 @dataclass(frozen=True)
@@ -245,8 +166,3 @@ class Neighborhood:
     depth: int
     direction: str
     neighbors: tuple[Neighbor, ...]
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON shape (engram.codec)."""
-        data: dict[str, Any] = encode(self)
-        return data

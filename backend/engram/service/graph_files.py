@@ -8,8 +8,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from time import monotonic
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from engram.codec import arg
 from engram.errors import InvalidInputError
 from engram.graph import colours
 from engram.graph import graph_index as gi
@@ -50,22 +51,21 @@ COLOUR_FOLDERS = tuple(dict.fromkeys(TYPE_FOLDERS.values()))
 
 
 @dataclass(frozen=True)
+class ColourGroup:
+    """A colour group `graph colours` adds: its query and its colour as `#rrggbb`."""
+
+    query: str
+    rgb: str
+
+
+@dataclass(frozen=True)
 class ColourPlan:
     """What `graph colours` adds to graph.json (and whether it wrote it)."""
 
     path: str  # vault-relative
-    added: tuple[colours.Group, ...]
-    present: int  # groups of ours already there
-    written: bool
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON shape."""
-        return {
-            "path": self.path,
-            "added": [{"query": g.query, "rgb": f"#{g.rgb:06x}"} for g in self.added],
-            "alreadyThere": self.present,
-            "written": self.written,
-        }
+    added: tuple[ColourGroup, ...]
+    present: int = arg(wire="alreadyThere")  # groups of ours already there
+    written: bool = arg()
 
 
 @dataclass(frozen=True)
@@ -76,32 +76,17 @@ class GraphExport:
     text: str | None  # None when written to `file`
     file: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON shape."""
-        return {"format": self.format, "text": self.text, "file": self.file}
-
 
 @dataclass(frozen=True)
 class TypedNeighborhood:
     """`graph neighbors --edge-type`: the note and what its typed edges reach."""
 
     collection: str
-    path: str
-    depth: int
-    direction: str
-    edge_types: tuple[str, ...]
-    neighbors: tuple[gi.TypedNeighbor, ...]
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON shape."""
-        return {
-            "collection": self.collection,
-            "note": self.path,
-            "depth": self.depth,
-            "direction": self.direction,
-            "edgeTypes": list(self.edge_types),
-            "neighbors": [n.to_dict() for n in self.neighbors],
-        }
+    path: str = arg(wire="note")
+    depth: int = arg()
+    direction: str = arg()
+    edge_types: tuple[str, ...] = arg()
+    neighbors: tuple[gi.TypedNeighbor, ...] = arg()
 
 
 def type_of(facts_root: str | None) -> Callable[[str, str], str]:
@@ -278,4 +263,5 @@ class GraphFiles:
         new = colours.add(text, todo)
         if write and todo:
             write_file(path, new.encode("utf-8"), expected)  # ConflictError if it changed
-        return ColourPlan(rel, tuple(todo), len(wanted) - len(todo), write and bool(todo))
+        added = tuple(ColourGroup(g.query, f"#{g.rgb:06x}") for g in todo)
+        return ColourPlan(rel, added, len(wanted) - len(todo), write and bool(todo))
