@@ -247,6 +247,8 @@ def status(state: State, as_json: bool) -> None:
     say(f"documents: {info.documents}, links: {info.links}, tags: {info.tags}")
     for c in info.collections:
         say(f"  {c.name}: {c.documents} docs in {c.path} ({c.pattern})")
+    for overlap in info.overlaps:
+        warn(overlap)
     if info.warnings:
         say(f"{info.warnings} notes were indexed with warnings (see: engram doctor)")
     vec = "available" if info.vector_available else f"unavailable: {info.vector_error}"

@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from engram.config import DEFAULT_PATTERN, normalize_prefix
+from engram.config import DEFAULT_PATTERN, Collection, normalize_prefix
 from engram.errors import ConflictError, InvalidInputError, NotFoundError
 from engram.store import admin
 from engram.store import documents as docs
@@ -86,6 +86,7 @@ class CollectionsService:
         if not root.is_dir():
             raise NotFoundError(f"{path} is not a folder")
         name = name or root.name
+        refuse_overlap(root, self._core.settings.collections)
         if not _NAME.match(name):
             raise InvalidInputError(f"collection name {name!r}: use letters, digits, - _ .")
         if self._core.settings.collection(name):
@@ -234,6 +235,102 @@ class CollectionsService:
             f"{target} is not inside any collection",
             [f"{URI_PREFIX}{c.name}" for c in self._core.settings.collections][:5],
         )
+
+
+@dataclass(frozen=True)
+class Overlap:
+    """Two collections over the same notes: `inner`'s folder is, or lies inside, `outer`'s."""
+
+    outer: str
+    inner: str
+    same: bool  # one folder under two names
+
+    def describe(self) -> str:
+        """One line a person can act on (doctor, status)."""
+        if self.same:
+            return (
+                f"collections {self.outer!r} and {self.inner!r} are the same folder: every "
+                f"note is indexed twice (engram collection remove {self.inner})"
+            )
+        return (
+            f"collection {self.inner!r} lies inside collection {self.outer!r}: its notes are "
+            f"indexed twice (engram collection remove {self.inner}, or add --ignore to "
+            f"{self.outer!r})"
+        )
+
+
+def _root(c: Collection) -> Path:
+    """A collection's folder with `~`, symlinks and `..` resolved."""
+    try:
+        return c.path.expanduser().resolve()
+    except (OSError, RuntimeError):  # a symlink loop, ~user of nobody: compare as written
+        return c.path
+
+
+def _overlap(a: Path, b: Path) -> str | None:
+    """How folder `a` stands to folder `b`: "same", "inside", "contains", or None."""
+    if a == b:
+        return "same"
+    if b in a.parents:
+        return "inside"
+    if a in b.parents:
+        return "contains"
+    return None
+
+
+def refuse_overlap(root: Path, collections: tuple[Collection, ...]) -> None:
+    """Raise ConflictError when folder `root` (resolved) is, lies inside or holds the folder
+    of a configured collection: its notes would be indexed, and found, twice."""
+    for c in collections:
+        how = _overlap(root, _root(c))
+        if how == "same":
+            raise ConflictError(
+                f"collection {c.name!r} already exists for this folder ({_root(c)})",
+                f"it is indexed already; to give it another name: engram collection rename "
+                f"{c.name} NEW, or engram collection remove {c.name} first",
+            )
+        if how == "inside":
+            raise ConflictError(
+                f"{root} lies inside collection {c.name!r} ({_root(c)}): its notes are "
+                "indexed already",
+                f"search them with -c {c.name} and path:{root.relative_to(_root(c)).as_posix()}"
+                f"/, or engram collection remove {c.name} first",
+            )
+        if how == "contains":
+            raise ConflictError(
+                f"{root} holds collection {c.name!r} ({_root(c)}): its notes would be "
+                "indexed twice",
+                f"engram collection remove {c.name} first, then add {root}",
+            )
+
+
+def overlaps(collections: tuple[Collection, ...]) -> list[Overlap]:
+    """Each configured collection whose notes another one holds too, once, with the first
+    such (configs written before overlaps were refused, or edited by hand)."""
+    out: dict[str, Overlap] = {}
+    for i, a in enumerate(collections):
+        for b in collections[i + 1 :]:
+            how = _overlap(_root(a), _root(b))
+            found = (
+                Overlap(b.name, a.name, False)
+                if how == "inside"
+                else Overlap(a.name, b.name, how == "same")
+                if how
+                else None
+            )
+            if found is not None and found.inner not in out:
+                out[found.inner] = found
+    return list(out.values())
+
+
+def covering(collections: tuple[Collection, ...], prefer: str | None = None) -> str | None:
+    """The collection that holds every configured collection's notes, when there is one
+    (duplicates and nested folders of one vault): `prefer` if it is such, else the first."""
+    roots = {c.name: _root(c) for c in collections}
+    outer = [n for n, r in roots.items() if not any(o in r.parents for o in roots.values())]
+    if not outer or len({roots[n] for n in outer}) != 1:
+        return None
+    return prefer if prefer in outer else outer[0]
 
 
 def _target_uri(col: str | None, prefix: str) -> str:

@@ -27,6 +27,7 @@ from engram.graph.results import (
     Theme,
     UnresolvedLink,
 )
+from engram.service.collections import covering
 
 if TYPE_CHECKING:
     from engram.graph.model import VaultGraph
@@ -256,6 +257,10 @@ class GraphService:
             return names[0]
         if not names:
             raise NotFoundError("no collections yet (add one with: engram collection add PATH)")
+        # one vault under several names (or with a folder of it added too) has one graph
+        whole = covering(core.settings.collections, core.settings.default_vault)
+        if whole is not None:
+            return whole
         raise InvalidInputError(
             "several collections: choose one with -c/--collection", hint=", ".join(names)
         )

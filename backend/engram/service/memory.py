@@ -21,6 +21,7 @@ from engram.memory.model import Fact
 from engram.memory.notes import Notes
 from engram.memory.results import VaultInfo
 from engram.memory.template import TEMPLATE_NAME, templates_folder, write_template
+from engram.service.collections import refuse_overlap
 from engram.service.memory_follow import FollowUps
 from engram.store import activity, admin
 from engram.store import documents as docs
@@ -84,7 +85,10 @@ class MemoryService:
         root = Path(path).expanduser().resolve()
         if not root.is_dir():
             raise NotFoundError(f"{path} is not a folder")
-        same = next((c for c in self._core.settings.collections if c.path.resolve() == root), None)
+        cols = self._core.settings.collections
+        same = next((c for c in cols if c.path.expanduser().resolve() == root), None)
+        if same is None:  # a folder inside or above a collection would index notes twice
+            refuse_overlap(root, cols)
         name = same.name if same else (name or root.name)
         if not _NAME.match(name):
             raise InvalidInputError(f"vault name {name!r}: use letters, digits, - _ .")

@@ -16,6 +16,7 @@ from engram.config import ConfigError, load_config_file
 from engram.errors import InvalidInputError
 from engram.search import evaluate
 from engram.search.results import SearchResult
+from engram.service.collections import overlaps
 from engram.service.core import Check
 from engram.store import admin, vectors
 from engram.store import documents as docs
@@ -72,6 +73,7 @@ class Status:
     models: dict[str, ModelState]
     query_stages: dict[str, str]
     languages: LanguageReport
+    overlaps: tuple[str, ...] = ()  # collections over the same notes, each with its fix
 
 
 @dataclass(frozen=True)
@@ -153,6 +155,7 @@ class UpkeepService:
             models=self._ops.model_status(),
             query_stages=self._ops.query_stages(),
             languages=self.language_report(),
+            overlaps=tuple(o.describe() for o in overlaps(self._core.settings.collections)),
         )
 
     def language_report(self) -> LanguageReport:
@@ -231,6 +234,9 @@ class UpkeepService:
                     "engram collection add PATH --name NAME",
                 )
             )
+        for o in overlaps(settings.collections):
+            fix = f"engram collection remove {o.inner}"
+            checks.append(Check(f"overlapping collection {o.inner}", "warn", o.describe(), fix))
         for c in settings.collections:
             ok = c.path.is_dir()
             checks.append(

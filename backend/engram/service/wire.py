@@ -142,6 +142,7 @@ def status_to_json(s: Status) -> dict[str, Any]:
         "models": {role: model_state_to_json(m) for role, m in s.models.items()},
         "queryStages": dict(s.query_stages),
         "languages": language_report_to_json(s.languages),
+        "overlaps": list(s.overlaps),
     }
 
 
@@ -171,6 +172,7 @@ def status_from_json(d: dict[str, Any]) -> Status:
         models=model_status_from_json(d["models"]),
         query_stages=dict(d["queryStages"]),
         languages=language_report_from_json(d["languages"]),
+        overlaps=tuple(d.get("overlaps") or ()),
     )
 
 
