@@ -38,10 +38,10 @@ async def bench(calls: int, query: str, extra: list[str]) -> None:
         print(f"tools/list {1000 * (listed - ready):.1f} ms")
         print(f"served by {served}")
         for tool, args in (
-            ("search", {"query": query}),
-            ("query", {"query": query, "expand": False, "rerank": False}),
-            ("memory_recall", {"query": query}),
-            ("graph_rank", {"about": query, "limit": 5}),
+            ("search", {"q": query}),
+            ("query", {"q": query, "expand": False, "rerank": False}),
+            ("memory_recall", {"q": query}),
+            ("graph_rank", {"about": query, "n": 5}),
         ):
             times = []
             for _ in range(calls):

@@ -336,12 +336,12 @@ def test_mcp_reads_never_follow_a_symlink_out_of_the_vault(
             ):
                 await s.initialize()
                 for name, args in (
-                    ("get", {"path": "passwd.md"}),
-                    ("get", {"path": str(linked / "elsewhere" / "secret.md")}),
-                    ("get", {"path": "victim.md"}),
+                    ("get", {"ref": "passwd.md"}),
+                    ("get", {"ref": str(linked / "elsewhere" / "secret.md")}),
+                    ("get", {"ref": "victim.md"}),
                     ("multi_get", {"paths": ["*.md", "**/*"]}),
-                    ("search", {"query": SECRET}),
-                    ("search", {"query": "victimword"}),
+                    ("search", {"q": SECRET}),
+                    ("search", {"q": "victimword"}),
                 ):
                     result = await s.call_tool(name, args)
                     text = "".join(c.text for c in result.content if c.type == "text")

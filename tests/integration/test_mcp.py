@@ -33,6 +33,7 @@ TOOLS = {
     "multi_get",
     "status",
     "active_note",
+    "tags",
     "memory_store_fact",
     "memory_recall",
     "memory_get_context",
@@ -148,25 +149,25 @@ async def test_tools_are_listed_with_schemas_written_for_agents(
 
 async def test_every_tool_returns_real_content(vault: Path, tmp_path: Path) -> None:
     async with session(tmp_path / "mcp.log") as s:
-        found = json.loads(await call(s, "search", query="tiered pricing"))
+        found = json.loads(await call(s, "search", q="tiered pricing"))
         assert found["results"][0]["title"] == "Pricing Model"
         assert found["results"][0]["uri"] == "engram://Brewline/Projects/Pricing Model.md"
-        near = json.loads(await call(s, "vsearch", query="coffee subscription plans", limit=3))
+        near = json.loads(await call(s, "vsearch", q="coffee subscription plans", n=3))
         assert 1 <= len(near["results"]) <= 3 and all(r["docid"] for r in near["results"])
-        hybrid = json.loads(await call(s, "query", query="pricing tiers", limit=5))
+        hybrid = json.loads(await call(s, "query", q="pricing tiers", n=5))
         assert "Pricing Model" in [r["title"] for r in hybrid["results"]]
         people = json.loads(
-            await call(
-                s, "query", query="design growth", mode="keyword", filters={"tags": ["person"]}
-            )
+            await call(s, "query", q="design growth", mode="keyword", filters={"tags": ["person"]})
         )
         assert {r["title"] for r in people["results"]} == {"Ana Ruiz", "Kenji Sato"}
 
-        page = await call(s, "get", path="Projects/Pricing Model.md", max_lines=10)
+        page = await call(s, "get", ref="Projects/Pricing Model.md", lines=10)
         assert page.startswith("# Pricing Model\nengram://Brewline/Projects/Pricing Model.md")
         assert "lines 1-10 of 35)" in page and "We compared flat monthly pricing" in page
         both = await call(s, "multi_get", paths=["People/*.md"])
         assert "# Ana Ruiz" in both and "# Kenji Sato" in both
+        listed = json.loads(await call(s, "tags", sort="count"))
+        assert ["person", 2] in listed["tags"] and listed["total"] == len(listed["tags"])
 
         stored = json.loads(
             await call(
@@ -179,12 +180,12 @@ async def test_every_tool_returns_real_content(vault: Path, tmp_path: Path) -> N
         )["stored"]
         assert stored["factType"] == "decision" and stored["createdBy"] == "test-agent"
         assert stored["source"] == "mcp" and (vault / stored["path"]).is_file()
-        recalled = json.loads(await call(s, "memory_recall", query="payment provider Stripe"))
+        recalled = json.loads(await call(s, "memory_recall", q="payment provider Stripe"))
         assert recalled["results"][0]["fact"]["id"] == stored["id"]
-        context = await call(s, "memory_get_context", query="payments", budget=500)
+        context = await call(s, "memory_get_context", q="payments", budget=500)
         assert context.startswith("[memory context: profile default, ")
         assert "/500 tokens" in context and "Stripe" in context
-        deep = json.loads(await call(s, "memory_deep_search", query="Stripe"))
+        deep = json.loads(await call(s, "memory_deep_search", q="Stripe"))
         assert deep["sources"] == ["local"]
         assert deep["notes"] == ["local only: sync is not configured"]
         assert stored["id"] in [r["hit"].get("fact", {}).get("id") for r in deep["results"]]
@@ -200,7 +201,7 @@ async def test_every_tool_returns_real_content(vault: Path, tmp_path: Path) -> N
         )
 
         saved = json.loads(
-            await call(s, "memory_checkpoint", working_on="billing page", focus="webhooks")
+            await call(s, "memory_checkpoint", workingOn="billing page", focus="webhooks")
         )
         assert saved["checkpoint"]["workingOn"] == "billing page"
         woke = json.loads(await call(s, "memory_wake"))
@@ -216,15 +217,15 @@ async def test_every_tool_returns_real_content(vault: Path, tmp_path: Path) -> N
 
         back = json.loads(await call(s, "graph_backlinks", note="Ana Ruiz"))
         assert "Home.md" in {link["path"] for link in back["links"]}
-        around = json.loads(await call(s, "graph_neighbors", note="Home", depth=1))
+        around = json.loads(await call(s, "graph_neighbors", path="Home", depth=1))
         assert "Projects/Pricing Model.md" in {n["path"] for n in around["neighbors"]}
         tagged = json.loads(
-            await call(s, "graph_neighbors", note="Ana Ruiz", depth=2, edge_types=["tag"])
+            await call(s, "graph_neighbors", path="Ana Ruiz", depth=2, edgeTypes=["tag"])
         )
         assert {n["id"] for n in tagged["neighbors"]} >= {"tag:person", "note:People/Kenji Sato.md"}
         chain = json.loads(await call(s, "graph_path", source="Ana Ruiz", target="Kenji Sato"))
         assert chain["found"] is True and chain["length"] >= 1
-        ranked = json.loads(await call(s, "graph_rank", about="pricing", limit=5))
+        ranked = json.loads(await call(s, "graph_rank", about="pricing", n=5))
         assert ranked["method"].startswith("PageRank among the") and 1 <= len(ranked["notes"]) <= 5
         assert all(n["relevance"] > 0 for n in ranked["notes"])  # says why each note is there
         themes = json.loads(await call(s, "graph_themes"))
@@ -242,10 +243,10 @@ async def test_every_tool_returns_real_content(vault: Path, tmp_path: Path) -> N
         assert (vault / "Ideas" / "Tasting Box.md").is_file() and made["changed"]
         preview = json.loads(
             await call(
-                s, "note_edit", path="Ideas/Tasting Box.md", append="Price: 19 EUR.", dry_run=True
+                s, "note_edit", path="Ideas/Tasting Box.md", append="Price: 19 EUR.", dryRun=True
             )
         )
-        assert "+Price: 19 EUR." in preview["diff"]
+        assert "+Price: 19 EUR." in preview["files"][0]["diff"] and "diff" not in preview
         assert "19 EUR" not in (vault / "Ideas" / "Tasting Box.md").read_text()
         edited = json.loads(
             await call(
@@ -253,11 +254,11 @@ async def test_every_tool_returns_real_content(vault: Path, tmp_path: Path) -> N
                 "note_edit",
                 path="Ideas/Tasting Box.md",
                 append="Price: 19 EUR.",
-                expected_hash=made["hash"],
+                expectedHash=made["hash"],
             )
         )
         stale = await fails(
-            s, "note_edit", path="Ideas/Tasting Box.md", append="x", expected_hash=made["hash"]
+            s, "note_edit", path="Ideas/Tasting Box.md", append="x", expectedHash=made["hash"]
         )
         assert "changed since" in stale
         linked = json.loads(
@@ -270,47 +271,47 @@ async def test_every_tool_returns_real_content(vault: Path, tmp_path: Path) -> N
                 "note_move",
                 path="Ideas/Tasting Box.md",
                 to="Projects/Tasting Box.md",
-                expected_hash=edited["hash"],
+                expectedHash=edited["hash"],
             )
         )
         assert (vault / "Projects" / "Tasting Box.md").is_file() and moved["changed"]
         gone = json.loads(await call(s, "note_delete", path="Projects/Tasting Box.md"))
         assert (vault / ".trash" / "Projects" / "Tasting Box.md").is_file() and gone["changed"]
 
-        small = json.loads(await call(s, "search", query="pricing", full=True, max_chars=1000))
-        assert "max_chars" in small["truncated"] and len(json.dumps(small)) < 1200
+        small = json.loads(await call(s, "search", q="pricing", full=True, maxChars=1000))
+        assert "maxChars" in small["truncated"] and len(json.dumps(small)) < 1200
 
 
 async def test_invalid_calls_are_errors_and_the_server_lives_on(
     vault: Path, tmp_path: Path
 ) -> None:
     async with session(tmp_path / "mcp.log") as s:
-        assert "'query' is a required property" in await fails(s, "search")
-        low = await fails(s, "search", query="x", limit=0)
-        assert "limit" in low and "minimum of 1" in low and "search takes query" in low
-        assert "'qurey' was unexpected" in await fails(s, "search", query="x", qurey="y")
-        assert "no collection named 'nope'" in await fails(
-            s, "search", query="x", collections=["nope"]
-        )
-        assert "not of type 'string'" in await fails(s, "get", path=5)
-        assert (await fails(s, "get", path="Nope.md")).startswith("not_found:")
+        assert "'q' is required" in await fails(s, "search")
+        low = await fails(s, "search", q="x", n=0)
+        assert "n must be from 1 to 1000, got 0" in low and "search takes q (string" in low
+        assert "unknown argument 'qurey'" in await fails(s, "search", q="x", qurey="y")
+        assert "no collection named 'nope'" in await fails(s, "search", q="x", collections=["nope"])
+        assert "ref must be a string" in await fails(s, "get", ref=5)
+        assert (await fails(s, "get", ref="Nope.md")).startswith("not_found:")
         assert "empty" in await fails(s, "memory_store_fact", text="   ")
         assert "importance" in await fails(s, "memory_store_fact", text="x", importance=2)
         assert "nonsense" in await fails(s, "memory_store_fact", text="x", type="nonsense")
-        assert "'party' is not one of" in await fails(s, "memory_get_context", profile="party")
-        assert "not_found" in await fails(s, "graph_neighbors", note="Nobody At All Here")
-        assert "'target' is a required property" in await fails(s, "graph_path", source="Home")
-        assert "filters" in await fails(s, "search", query="x", filters={"colour": "red"})
+        party = await fails(s, "memory_get_context", profile="party")
+        assert "profile must be one of default, planning" in party
+        assert "not_found" in await fails(s, "graph_neighbors", path="Nobody At All Here")
+        assert "'target' is required" in await fails(s, "graph_path", source="Home")
+        colour = await fails(s, "search", q="x", filters={"colour": "red"})
+        assert "filters: unknown field 'colour'" in colour
         with pytest.raises(MCPError, match="unknown tool 'rm_rf'"):
             await s.call_tool("rm_rf", {})
         await call(s, "note_create", path="Big.md", body="x" * 100_000)
         huge = await fails(
-            s, "note_edit", path="Big.md", find="x", replace="y" * 100_000, dry_run=True
+            s, "note_edit", path="Big.md", find="x", replace="y" * 100_000, dryRun=True
         )  # 10 GB if built: refused before it is
         assert "max_file_bytes" in huge and len(huge) < 1000
-        odd = await s.call_tool("search", {"query": 'a\x00b "unclosed -'})
+        odd = await s.call_tool("search", {"q": 'a\x00b "unclosed -'})
         assert odd.content  # answered (a result or an error), not a dead server
-        alive = json.loads(await call(s, "search", query="roasting partners"))
+        alive = json.loads(await call(s, "search", q="roasting partners"))
         assert alive["results"]
     log = (tmp_path / "mcp.log").read_text()
     assert "Traceback" not in log
@@ -342,14 +343,14 @@ async def test_a_running_daemon_answers_for_the_mcp_server(vault: Path, tmp_path
             status = json.loads(await call(s, "status"))
             assert status["servedBy"] == {"daemon": True, "pid": d.proc.pid, "port": d.info["port"]}
             cases = [
-                ("POST /v1/search", "search", {"query": "tiered pricing"}),
-                ("POST /v1/query", "query", {"query": "pricing tiers", "limit": 3}),
-                ("GET /v1/documents", "get", {"path": "Home.md"}),
-                ("POST /v1/recall", "memory_recall", {"query": "pricing"}),
+                ("POST /v1/search", "search", {"q": "tiered pricing"}),
+                ("POST /v1/query", "query", {"q": "pricing tiers", "n": 3}),
+                ("GET /v1/documents", "get", {"ref": "Home.md"}),
+                ("POST /v1/recall", "memory_recall", {"q": "pricing"}),
                 ("POST /v1/facts", "memory_store_fact", {"text": "Roasts ship on Mondays"}),
-                ("POST /v1/memory/context", "memory_get_context", {"query": "roasts"}),
-                ("POST /v1/memory/deep-search", "memory_deep_search", {"query": "Mondays"}),
-                ("GET /v1/active-note", "active_note", {"include_text": True}),
+                ("POST /v1/memory/context", "memory_get_context", {"q": "roasts"}),
+                ("POST /v1/memory/deep-search", "memory_deep_search", {"q": "Mondays"}),
+                ("GET /v1/active-note", "active_note", {"includeText": True}),
             ]
             for route, tool, args in cases:
                 before = logged(d, route)
@@ -361,12 +362,12 @@ async def test_a_running_daemon_answers_for_the_mcp_server(vault: Path, tmp_path
             assert note["cursorLine"] == 3
             d.call("POST", "/v1/active-note", {"path": None})  # the plugin unloaded
             assert "no Obsidian is connected" in await call(s, "active_note")
-            stored = json.loads(await call(s, "memory_recall", query="Mondays"))["results"][0]
+            stored = json.loads(await call(s, "memory_recall", q="Mondays"))["results"][0]
             assert stored["fact"]["source"] == "mcp" and stored["fact"]["createdBy"] == "test-agent"
 
         async with session(tmp_path / "mcp.log", "--no-daemon") as s:
             before = logged(d, "POST /v1/search")
-            assert json.loads(await call(s, "search", query="tiered pricing"))["results"]
+            assert json.loads(await call(s, "search", q="tiered pricing"))["results"]
             await anyio.sleep(0.5)  # a line it did write would be there by now
             assert logged(d, "POST /v1/search") == before
             assert "--no-daemon" in await call(s, "active_note")
@@ -376,7 +377,7 @@ async def test_a_running_daemon_answers_for_the_mcp_server(vault: Path, tmp_path
             assert d.stop() == 0
             after = json.loads(await call(s, "status"))  # the daemon is gone: in-process
             assert after["servedBy"] == {"daemon": False}
-            assert json.loads(await call(s, "search", query="tiered pricing"))["results"]
+            assert json.loads(await call(s, "search", q="tiered pricing"))["results"]
     finally:
         d.stop()
     assert "Traceback" not in (tmp_path / "mcp.log").read_text()

@@ -93,12 +93,12 @@ def call(request_id: int, arguments: str) -> str:
 @pytest.mark.parametrize(
     ("line", "code", "request_id"),
     [
-        (call(1, '{"query": "\\ud800"}'), -32700, 1),  # a lone surrogate escape
-        (call(2, '{"query": ' + "[" * 100_000 + "]" * 100_000 + "}"), -32700, 2),
+        (call(1, '{"q": "\\ud800"}'), -32700, 1),  # a lone surrogate escape
+        (call(2, '{"q": ' + "[" * 100_000 + "]" * 100_000 + "}"), -32700, 2),
         ("not json", -32700, None),
         ('{"jsonrpc": "2.0", "id": "x-4"}', -32600, "x-4"),  # no method
         ("[1, 2]", -32600, None),
-        (call(6, '{"query": "' + "a" * MAX_MESSAGE + '"}'), -32600, 6),  # over the size cap
+        (call(6, '{"q": "' + "a" * MAX_MESSAGE + '"}'), -32600, 6),  # over the size cap
     ],
 )
 def test_a_malformed_request_gets_an_error_reply_and_the_server_lives_on(
@@ -116,9 +116,9 @@ def test_a_malformed_request_gets_an_error_reply_and_the_server_lives_on(
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
-        ('{"query": "pricing", "min_score": NaN}', "NaN and Infinity are not numbers"),
-        ('{"query": "a\\u0000b"}', "must not contain NUL"),
-        ('{"query": "' + "x" * 5000 + '"}', "... (cut)"),  # the quoted value, shortened
+        ('{"q": "pricing", "minScore": NaN}', "NaN and Infinity are not numbers"),
+        ('{"q": "a\\u0000b"}', "must not contain NUL"),
+        ('{"q": "' + "x" * 5000 + '"}', "q is too long (at most 2,000 characters)"),
     ],
 )
 def test_arguments_json_schema_lets_through_are_a_tool_error(

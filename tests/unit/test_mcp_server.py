@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
+from engram import codec
 from engram.config import Settings, Vault
 from engram.errors import InvalidInputError
 from engram.index.languages import LanguageReport
@@ -23,8 +24,9 @@ from engram.mcp_server.output import (
     render_document,
     render_documents,
 )
-from engram.mcp_server.schema import check_arguments
+from engram.service import requests as rq
 from engram.service.daemon import DaemonEngram, DaemonUnreachable
+from engram.service.deep import DeepSearchResult
 from engram.service.semantic import EmbeddingState
 from engram.service.upkeep import IndexFile, Status
 
@@ -97,7 +99,7 @@ def doc(lines: int, start: int = 1, **extra: Any) -> dict[str, Any]:
 def test_a_cut_document_names_the_line_to_read_on_from() -> None:
     out = render_document(doc(1000), 2000)
     assert len(out) <= 2000 and out.startswith("# A\nengram://notes/a.md  (#abc123, lines 1-1000")
-    nxt = int(out.rsplit("from_line=", 1)[1].split()[0])
+    nxt = int(out.rsplit("from=", 1)[1].split()[0])
     assert f"line {nxt - 1}\n" in out and f"line {nxt}\n" not in out
     rest = render_document(doc(1000, start=nxt), 2000)
     assert f"\nline {nxt}\n" in rest
@@ -127,7 +129,7 @@ TOOL = {t.name: t for t in TOOLS}
 def test_every_tool_schema_is_valid_and_described() -> None:
     assert len(TOOL) == len(TOOLS)
     assert set(TOOL) == {
-        *("search", "vsearch", "query", "get", "multi_get", "status", "active_note"),
+        *("search", "vsearch", "query", "get", "multi_get", "status", "active_note", "tags"),
         *("memory_store_fact", "memory_recall", "memory_get_context", "memory_checkpoint"),
         *("memory_wake", "memory_end_session", "memory_deep_search", "memory_log"),
         *("graph_backlinks", "graph_neighbors", "graph_path", "graph_rank", "graph_themes"),
@@ -154,31 +156,55 @@ def test_writing_tools_say_so_in_their_hints() -> None:
         assert not (tool.read_only and (tool.destructive or tool.idempotent)), tool.name
 
 
+def test_schemas_are_the_request_types_with_the_http_wire_names() -> None:
+    """A tool over a routed operation takes its request type's fields (less those the server
+    fills in) under the same names and bounds as the HTTP API, plus its own extras."""
+    for tool in TOOLS:
+        if tool.args.__module__ != rq.__name__:
+            continue
+        wire = {f.wire: f for f in codec.fields_of(tool.args)}
+        props = tool.schema["properties"]
+        assert set(wire) - set(tool.omit) <= set(props), tool.name
+        for name, f in wire.items():
+            if name in props and f.meta.get("high") is not None:
+                assert (
+                    props[name].get("maximum", props[name].get("anyOf", [{}])[0].get("maximum"))
+                    == f.meta["high"]
+                ), (tool.name, name)
+    assert set(TOOL["memory_recall"].schema["properties"]) >= {"q", "n", "type", "includeNotes"}
+    assert "createdBy" not in TOOL["memory_store_fact"].schema["properties"]
+
+
 def test_arguments_get_their_defaults() -> None:
-    args = check_arguments(TOOL["search"], {"query": "x"})
-    assert args["limit"] == 10 and args["min_score"] == 0.0 and args["filters"] is None
-    assert check_arguments(TOOL["query"], {"query": "x"})["mode"] == "hybrid"
+    search, extra = TOOL["search"].decode({"q": "x"})
+    assert search == rq.Search("x") and extra.max_chars == 20_000
+    assert TOOL["query"].decode({"q": "x"})[1].mode == "hybrid"
+    recall, _ = TOOL["memory_recall"].decode({"q": "x", "type": "decision"})
+    assert recall == rq.Recall("x", fact_type="decision")
 
 
 @pytest.mark.parametrize(
     ("tool", "args", "message"),
     [
-        ("search", {}, "'query' is a required property"),
-        ("search", {"query": "x", "limit": 101}, "limit: 101 is greater than the maximum of 100"),
-        ("search", {"query": "x", "qurey": 1}, "'qurey' was unexpected"),
-        ("search", {"query": ""}, "query: '' should be non-empty"),
-        ("query", {"query": "x", "mode": "fast"}, "mode: 'fast' is not one of"),
-        ("get", {"path": ["a"]}, "path: ['a'] is not of type 'string'"),
-        ("multi_get", {"paths": []}, "paths: [] should be non-empty"),
-        ("memory_store_fact", {"text": "x", "tags": "a"}, "tags: 'a' is not of type 'array'"),
-        ("search", {"query": "x", "filters": {"path": 3}}, "filters/path"),
+        ("search", {}, "'q' is required"),
+        ("search", {"q": "x", "n": 1001}, "n must be from 1 to 1000, got 1001"),
+        ("search", {"q": "x", "qurey": 1}, "unknown argument 'qurey'"),
+        ("search", {"q": " "}, "q must not be empty"),
+        ("query", {"q": "x", "mode": "fast"}, "mode must be one of hybrid, keyword, semantic"),
+        ("get", {"ref": ["a"]}, "ref must be a string"),
+        ("multi_get", {"paths": "a"}, "paths must be a list"),
+        ("memory_store_fact", {"text": "x", "tags": "a"}, "tags must be a list"),
+        ("memory_store_fact", {"text": "x", "createdBy": "me"}, "unknown argument 'createdBy'"),
+        ("search", {"q": "x", "filters": {"path": 3}}, "filters.path must be a list"),
+        ("search", {"q": "x", "minScore": float("nan")}, "NaN and Infinity are not numbers"),
+        ("graph_neighbors", {"path": "a", "edgeTypes": ["x"]}, "edgeTypes[0] must be one of"),
     ],
 )
 def test_bad_arguments_say_what_is_wrong_and_what_is_taken(
     tool: str, args: dict[str, Any], message: str
 ) -> None:
     with pytest.raises(InvalidInputError) as caught:
-        check_arguments(TOOL[tool], args)
+        TOOL[tool].decode(args)
     assert message in caught.value.message
     assert caught.value.hint and caught.value.hint.startswith(f"{tool} takes ")
 
@@ -226,16 +252,6 @@ def gateway(engram: Any, daemon: FakeDaemon | None, use_daemon: bool = True) -> 
     )
 
 
-class Local:
-    """A facade value with the JSON shape of `to_dict`."""
-
-    def __init__(self, data: dict[str, Any]) -> None:
-        self.data = data
-
-    def to_dict(self) -> dict[str, Any]:
-        return self.data
-
-
 class FakeEngram:
     """Just enough facade for routing: the vault name, a status, a deep search."""
 
@@ -261,8 +277,8 @@ class FakeEngram:
             languages=LanguageReport({}, 0, 0, 0, 0.0, None),
         )
 
-    def deep_search(self, query: str, n: int, vault: str | None) -> Local:
-        return Local({"query": query, "sources": ["local"], "notes": ["in-process"], "results": []})
+    def deep_search(self, query: str, n: int, vault: str | None) -> DeepSearchResult:
+        return DeepSearchResult(query, ("local",), (), ("in-process",))
 
     def close(self) -> None:
         pass
@@ -286,22 +302,22 @@ async def test_calls_go_to_a_live_daemon_and_fall_back_when_it_dies() -> None:
     daemon.dead = True
     data = json.loads(text(await call(gw, "status", {})))
     assert data["documents"] == 3 and data["servedBy"] == {"daemon": False}
-    assert "in-process" not in text(await call(gw, "memory_deep_search", {"query": "x"}))
+    assert "in-process" not in text(await call(gw, "memory_deep_search", {"q": "x"}))
     assert daemon.calls == ["status", "status", "deep"]
 
 
 async def test_memory_calls_stay_local_when_the_daemon_serves_another_vault() -> None:
     daemon = FakeDaemon("elsewhere")
     gw = gateway(FakeEngram, daemon)
-    assert "in-process" in text(await call(gw, "memory_deep_search", {"query": "x"}))
+    assert "in-process" in text(await call(gw, "memory_deep_search", {"q": "x"}))
     assert daemon.calls == []
     off = gateway(FakeEngram, daemon, use_daemon=False)
-    assert off.daemon() is None
+    assert json.loads(text(await call(off, "status", {})))["servedBy"] == {"daemon": False}
 
 
 async def test_a_bug_is_an_error_result_not_a_dead_server() -> None:
     gw = gateway(BrokenEngram, None)
     out = await call(gw, "status", {})
     assert out.is_error and text(out).startswith("internal error in status: ValueError: boom")
-    out = await call(gw, "memory_deep_search", {"query": "x"})
+    out = await call(gw, "memory_deep_search", {"q": "x"})
     assert not out.is_error and "in-process" in text(out)

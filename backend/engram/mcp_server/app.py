@@ -15,18 +15,14 @@ from mcp.shared.exceptions import MCPError
 
 from engram import __version__
 from engram.errors import EngramError, NotFoundError
-from engram.mcp_server import tools_graph, tools_ledger, tools_memory, tools_notes, tools_search
+from engram.mcp_server import tools_graph, tools_memory, tools_notes, tools_search
 from engram.mcp_server.gateway import Gateway
-from engram.mcp_server.schema import Tool, check_arguments
+from engram.mcp_server.schema import Tool
 from engram.mcp_server.stdio import Lines, claim_stdin, forward
 
 log = logging.getLogger("engram.mcp")
-TOOLS: tuple[Tool, ...] = (
-    tools_search.TOOLS
-    + tools_memory.TOOLS
-    + tools_ledger.TOOLS
-    + tools_graph.TOOLS
-    + tools_notes.TOOLS
+TOOLS: tuple[Tool[Any, Any], ...] = (
+    tools_search.TOOLS + tools_memory.TOOLS + tools_graph.TOOLS + tools_notes.TOOLS
 )
 INSTRUCTIONS = (
     "Engram is the user's local search and memory over their Obsidian vault and markdown "
@@ -38,7 +34,7 @@ INSTRUCTIONS = (
 )
 
 
-def listed(tool: Tool) -> types.Tool:
+def listed(tool: Tool[Any, Any]) -> types.Tool:
     """The MCP description of a tool."""
     return types.Tool(
         name=tool.name,
@@ -83,8 +79,8 @@ async def call(
             f"unknown tool {name!r}; Engram's tools are: {', '.join(t.name for t in TOOLS)}",
         )
     try:
-        args = check_arguments(tool, arguments)
-        text = await tool.run(gateway, args)
+        request, extra = tool.decode(arguments)
+        text = await tool.run(gateway, request, extra)
     except EngramError as exc:
         return failure(describe(exc))
     except Exception as exc:  # a bug must not take the server down with it

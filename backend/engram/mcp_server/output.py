@@ -48,6 +48,45 @@ def fit_json(payload: Mapping[str, Any], max_chars: int, hint: str = "") -> str:
     return text
 
 
+def offset(cursor: str | None) -> int:
+    """Where a page starts: the `nextCursor` a previous page gave (None: the start)."""
+    if cursor is None:
+        return 0
+    if not cursor.isdigit():
+        from engram.errors import InvalidInputError
+
+        raise InvalidInputError(f"cursor {cursor!r} is not one this tool gave (use nextCursor)")
+    return int(cursor)
+
+
+def fit_page(
+    payload: Mapping[str, Any],
+    key: str,
+    items: Sequence[Any],
+    cursor: str | None,
+    limit: int,
+    max_chars: int,
+) -> str:
+    """`payload` with a page of `items` under `key`, their `total` and, when more follow, the
+    `nextCursor` to ask for them: at most `limit` items, fewer when more would not fit
+    `max_chars` (the cursor then starts at the first one left out)."""
+    start, total = offset(cursor), len(items)
+
+    def page(stop: int) -> dict[str, Any]:
+        body = {**payload, key: list(items[start:stop]), "total": total}
+        return {**body, "nextCursor": str(stop)} if stop < total else body
+
+    low, high = min(start + 1, total), min(start + limit, total)
+    if len(dump(prune(page(high)))) > max_chars:
+        while low < high:  # the most items that fit, at least one
+            mid = (low + high + 1) // 2
+            if len(dump(prune(page(mid)))) <= max_chars:
+                low = mid
+            else:
+                high = mid - 1
+    return fit_json(page(high), max_chars)
+
+
 def prune(value: Any) -> Any:
     """The value without null members (an agent reads absence as well, for fewer tokens)."""
     if isinstance(value, Mapping):
@@ -69,7 +108,7 @@ def clip_text(text: str, max_chars: int, more: str = "") -> str:
 
 
 def render_document(doc: Mapping[str, Any], max_chars: int) -> str:
-    """A document (the `Document.to_dict` shape) as readable text within `max_chars`: a header,
+    """A document (as `codec.encode` writes it) as readable text within `max_chars`: a header,
     then its lines; a cut names the line to continue from."""
     start = int(doc.get("fromLine") or 1)
     body = str(doc.get("text") or "")
@@ -98,7 +137,7 @@ def render_document(doc: Mapping[str, Any], max_chars: int) -> str:
         nxt = start + max(shown, 1)
         out += (
             f"{ELLIPSIS} [truncated to stay within {max_chars} characters: showed lines "
-            f"{start}-{nxt - 1} of {total}; call get with from_line={nxt} to read on]"
+            f"{start}-{nxt - 1} of {total}; call get with from={nxt} to read on]"
         )
     return clip_text(out.rstrip("\n"), max_chars)
 
@@ -121,7 +160,7 @@ def render_documents(docs: Sequence[Mapping[str, Any]], max_chars: int) -> str:
         names = ", ".join(left[:20]) + (f" and {len(left) - 20} more" if len(left) > 20 else "")
         text += (
             f"\n\n{ELLIPSIS} [{len(left)} more documents not shown to stay within "
-            f"{max_chars} characters: {names}; fetch them with get or raise max_chars]"
+            f"{max_chars} characters: {names}; fetch them with get or raise maxChars]"
         )
     return clip_text(text, max_chars)
 
@@ -136,7 +175,7 @@ def _note(
     if clipped:
         parts.append(f"long texts cut to {clipped} characters")
     return "; ".join(parts) + (
-        f" to stay within max_chars. {hint}" if hint else " to stay within max_chars."
+        f" to stay within maxChars. {hint}" if hint else " to stay within maxChars."
     )
 
 

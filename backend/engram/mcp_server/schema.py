@@ -1,142 +1,150 @@
-"""Tool definitions: an explicit JSON schema per tool, and argument checking that turns a bad
-call into a message an agent can act on."""
+"""Tool definitions: a tool's arguments are a frozen dataclass, the operation's request type
+(service/requests.py) or, for an operation without a route, a small one in `args.py`, plus
+the tool's own extras (`maxChars`, `cursor`). So the input schema is what `engram.codec`
+publishes for HTTP too, with the same names and bounds, and the arguments are checked by
+`codec.decode`, with the same errors as the HTTP API."""
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+from engram import codec
 from engram.errors import InvalidInputError
-from engram.mcp_server.output import DEFAULT_MAX_CHARS
 
 if TYPE_CHECKING:
     from engram.mcp_server.gateway import Gateway
 
-Run = Callable[["Gateway", dict[str, Any]], Awaitable[str]]
+A = TypeVar("A")
+X = TypeVar("X")
+# What a field means when its request type does not say (by wire name)
+DOCS = {
+    "q": "what to look for",
+    "n": "how many results",
+    "collections": "only these collections (default: all)",
+    "filters": "structured filters, as the inline syntax (path:, tag:, after:, before:)",
+    "text": "the text",
+    "title": "the title (default: from the text or path)",
+    "importance": "0..1; 0.8 and over is structural, kept longest",
+    "confidence": "0..1 (default 1)",
+    "tags": "tags",
+    "scope": "a scope (default: default)",
+    "contradicts": "ids of facts this one contradicts",
+    "body": "the note's markdown text",
+    "append": "text to add at the end (of the section under heading)",
+    "section": "new text for the whole section under heading",
+    "find": "text (or regex) to find",
+    "replace": "what replaces find",
+    "depth": "how many links away",
+    "tier": "importance tier: structural 0.8+, potential 0.4+, contextual",
+    "removeProperties": "properties to remove",
+}
 
 
 @dataclass(frozen=True)
-class Tool:
+class Tool(Generic[A, X]):
     """One MCP tool: what the agent sees (name, title, description, schema), the code, and
     the behaviour hints hosts use to decide what needs the user's confirmation.
 
-    `read_only`: changes nothing. `destructive`: may overwrite, move or remove what exists
-    (False: only adds). `idempotent`: repeating a successful call with the same arguments
-    changes nothing more. The last two only mean something for a tool that writes."""
+    `args`: the request type whose fields the tool takes (its wire names and bounds);
+    `omit`: wire names of its fields the server fills in itself (the agent, the source);
+    `extra`: the tool's own arguments (output budget, paging); `docs`: descriptions for
+    fields whose type gives none. `read_only`: changes nothing. `destructive`: may
+    overwrite, move or remove what exists (False: only adds). `idempotent`: repeating a
+    successful call with the same arguments changes nothing more."""
 
     name: str
     title: str
     description: str
-    schema: Mapping[str, Any]
-    run: Run
+    args: type[A]
+    extra: type[X]
+    run: Callable[[Gateway, A, X], Awaitable[str]]
+    omit: tuple[str, ...] = ()
+    docs: Mapping[str, str] = field(default_factory=dict)
     read_only: bool = True
     destructive: bool = False
     idempotent: bool = False
 
+    @functools.cached_property
+    def schema(self) -> dict[str, Any]:
+        """The input schema: the fields of `args` (less `omit`) and of `extra`."""
+        props: dict[str, Any] = {}
+        required: list[str] = []
+        parts: tuple[tuple[type, tuple[str, ...]], ...] = ((self.args, self.omit), (self.extra, ()))
+        for cls, skip in parts:
+            for f in codec.fields_of(cls):
+                if f.wire in skip:
+                    continue
+                assert f.wire not in props, f"{self.name}: {f.wire} is given twice"
+                props[f.wire] = _property(f, self.docs.get(f.wire))
+                if f.required:
+                    required.append(f.wire)
+        out: dict[str, Any] = {"type": "object", "properties": props}
+        if required:
+            out["required"] = required
+        out["additionalProperties"] = False
+        return out
 
-def obj(required: Sequence[str] = (), /, **props: dict[str, Any]) -> dict[str, Any]:
-    """An object schema with these properties; unknown arguments are refused."""
-    schema: dict[str, Any] = {"type": "object", "properties": props, "additionalProperties": False}
-    if required:
-        schema["required"] = list(required)
-    return schema
-
-
-def text(description: str, max_len: int = 2000, min_len: int = 0, **extra: Any) -> dict[str, Any]:
-    """A string argument."""
-    out: dict[str, Any] = {"type": "string", "description": description, "maxLength": max_len}
-    if min_len:
-        out["minLength"] = min_len
-    return {**out, **extra}
-
-
-def integer(description: str, low: int, high: int, default: int | None = None) -> dict[str, Any]:
-    """A whole-number argument within [low, high]."""
-    out: dict[str, Any] = {
-        "type": "integer",
-        "description": description,
-        "minimum": low,
-        "maximum": high,
-    }
-    return out if default is None else {**out, "default": default}
-
-
-def number(
-    description: str, low: float, high: float, default: float | None = None
-) -> dict[str, Any]:
-    """A number argument within [low, high]."""
-    out: dict[str, Any] = {"type": "number", "description": description, "minimum": low}
-    out["maximum"] = high
-    return out if default is None else {**out, "default": default}
-
-
-def flag(description: str, default: bool = False) -> dict[str, Any]:
-    """A boolean argument."""
-    return {"type": "boolean", "description": description, "default": default}
-
-
-def texts(description: str, max_items: int = 100, max_len: int = 1000) -> dict[str, Any]:
-    """A list of non-empty strings."""
-    return {
-        "type": "array",
-        "description": description,
-        "items": {"type": "string", "minLength": 1, "maxLength": max_len},
-        "maxItems": max_items,
-    }
-
-
-def choice(description: str, options: Sequence[str], default: str | None = None) -> dict[str, Any]:
-    """One of a few strings."""
-    out: dict[str, Any] = {"type": "string", "description": description, "enum": list(options)}
-    return out if default is None else {**out, "default": default}
-
-
-def max_chars(default: int = DEFAULT_MAX_CHARS) -> dict[str, Any]:
-    """The output budget every tool with long output takes."""
-    return integer(
-        "Most characters to return (about 4 per token). Longer output is cut and says so, "
-        "with what to ask for next.",
-        1000,
-        200_000,
-        default,
-    )
-
-
-def check_arguments(tool: Tool, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The arguments with defaults filled in, or InvalidInputError saying what is wrong and
-    what the tool accepts."""
-    from jsonschema import Draft202012Validator
-    from jsonschema.exceptions import best_match
-
-    args = dict(arguments or {})
-    error = best_match(Draft202012Validator(tool.schema).iter_errors(args))
-    if error is not None:
-        where = "/".join(str(p) for p in error.absolute_path)
-        raise InvalidInputError(
-            f"invalid arguments for {tool.name}: {where + ': ' if where else ''}"
-            + _cut(error.message),
-            hint=f"{tool.name} takes {signature(tool.schema)}",
-        )
-    for name, value in args.items():
-        problem = _unusable(value)
-        if problem:
+    def decode(self, arguments: Mapping[str, Any] | None) -> tuple[A, X]:
+        """The arguments as the request and the extras, or InvalidInputError saying what is
+        wrong and what the tool takes."""
+        given = dict(arguments or {})
+        extra_type: type = self.extra
+        extras = {f.wire for f in codec.fields_of(extra_type)}
+        try:
+            unknown = sorted(set(given) - set(self.schema["properties"]))
+            if unknown:
+                raise InvalidInputError(f"unknown argument {unknown[0]!r}")
+            for name, value in given.items():
+                problem = _unusable(value)
+                if problem:
+                    raise InvalidInputError(f"{name}: {problem}")
+            request = codec.decode(self.args, {k: v for k, v in given.items() if k not in extras})
+            extra = codec.decode(self.extra, {k: v for k, v in given.items() if k in extras})
+        except InvalidInputError as exc:
             raise InvalidInputError(
-                f"invalid arguments for {tool.name}: {name}: {problem}",
-                hint=f"{tool.name} takes {signature(tool.schema)}",
-            )
-    props = tool.schema.get("properties", {})
-    return {**{k: p.get("default") for k, p in props.items()}, **args}
+                f"invalid arguments for {self.name}: {exc.message}",
+                hint=f"{self.name} takes {signature(self.schema)}",
+            ) from None
+        return request, extra
 
 
-def _cut(message: str, limit: int = 300) -> str:
-    """A validator's message, which quotes the offending value, at a readable length."""
-    return message if len(message) <= limit else message[:limit] + "... (cut)"
+def _property(f: codec.Field, doc: str | None) -> dict[str, Any]:
+    """A field's schema for an agent: a value that defaults to null is simply left out, so
+    its null branch is not listed; a default worth knowing is."""
+    prop = _tidy(codec.schema(f.hint, f.meta), f.required or f.default is not None)
+    if doc:  # the tool's own words for it
+        prop["description"] = doc
+    elif not prop.get("description") and f.wire in DOCS:
+        prop["description"] = DOCS[f.wire]
+    if f.default not in (None, False, (), "") and not f.required:
+        prop["default"] = codec.encode(f.default)
+    return prop
+
+
+def _tidy(prop: dict[str, Any], null_means_something: bool = False) -> dict[str, Any]:
+    """A property as few characters say it: a value whose null is the same as leaving it out
+    loses its null branch, and a description is said once, not again in each branch."""
+    options = prop.get("anyOf")
+    if options is not None:
+        bare = [{k: v for k, v in o.items() if k != "description"} for o in options]
+        kept = [_tidy(o) for o in bare if null_means_something or o != {"type": "null"}]
+        rest = {k: v for k, v in prop.items() if k != "anyOf"}
+        prop = {**kept[0], **rest} if len(kept) == 1 else {"anyOf": kept, **rest}
+    if "properties" in prop:  # a nested object: its own fields, tidied the same way
+        required = set(prop.get("required", ()))
+        props = prop["properties"]
+        prop = {**prop, "properties": {k: _tidy(v, k in required) for k, v in props.items()}}
+    if isinstance(prop.get("items"), dict):
+        prop = {**prop, "items": _tidy(prop["items"])}
+    return prop
 
 
 def _unusable(value: Any) -> str | None:
-    """What no tool takes anywhere in `value`, though JSON Schema lets it through: NaN and
+    """What no tool takes anywhere in `value`, though a schema lets it through: NaN and
     Infinity (not JSON, but the SDK's parser reads them), NUL (no file name or SQLite text
     binding holds one; the HTTP API refuses it too)."""
     if isinstance(value, float) and not math.isfinite(value):
@@ -153,13 +161,14 @@ def _unusable(value: Any) -> str | None:
 
 
 def signature(schema: Mapping[str, Any]) -> str:
-    """`query (string, required), limit (integer 1..100) ...` for error hints."""
+    """`q (string, required), n (integer 1..200) ...` for error hints."""
     required = set(schema.get("required", ()))
     parts = []
     for name, prop in schema.get("properties", {}).items():
+        prop = next(iter(prop.get("anyOf", ())), prop)
         kind = prop.get("type", "value")
         if "enum" in prop:
-            kind = "|".join(prop["enum"])
+            kind = "|".join(str(e) for e in prop["enum"])
         elif "minimum" in prop and "maximum" in prop:
             kind = f"{kind} {prop['minimum']}..{prop['maximum']}"
         parts.append(f"{name} ({kind}{', required' if name in required else ''})")

@@ -1,134 +1,116 @@
 """Graph tools over the vault's wiki-links: backlinks, neighbours, paths, rank, themes.
 
-They need no model, so they read the index in-process (SQLite in WAL mode lets them run beside
-the daemon). Without `collection` they use the vault's collection (engram:// URIs name theirs).
+Without `collection` they use the vault's collection (engram:// URIs name theirs). Lists come
+a page at a time, with their total and the cursor of the next page.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from engram.mcp_server import schema as s
+from engram import codec
+from engram.mcp_server import args
 from engram.mcp_server.gateway import Gateway
-from engram.mcp_server.output import fit_json
+from engram.mcp_server.output import fit_json, fit_page
 from engram.mcp_server.schema import Tool
+from engram.service import requests as rq
+from engram.service.engram import Engram
 
-NOTE = "The note: its path, file name, title, alias or engram://collection/path URI."
-COLLECTION = "The collection (default: the vault's, or the only one)."
-HINT = "Narrow it down (depth, limit) or raise max_chars."
+HINT = "Narrow it down (depth, limit) or raise maxChars."
+PAGED = " Paged: pass nextCursor as cursor for more."
 
 
-async def _collection(gw: Gateway, a: dict[str, Any], note: str | None = None) -> str | None:
-    if a.get("collection"):
-        return str(a["collection"])
+async def _collection(gw: Gateway, x: args.InCollection, note: str | None = None) -> str | None:
+    if x.collection:
+        return x.collection
     if note and note.startswith("engram://"):
         return None
     return await gw.vault_name()
 
 
-async def backlinks(gw: Gateway, a: dict[str, Any]) -> str:
-    """Links to a note."""
-    col = await _collection(gw, a, a["note"])
-    data = await gw.run(lambda e: e.backlinks(a["note"], col).to_dict())
-    return fit_json(data, a["max_chars"], HINT)
+async def backlinks(gw: Gateway, r: args.Backlinks, x: args.Page) -> str:
+    """Links to a note, each with its line's text."""
+    found = await gw.run(Engram.backlinks, r.note, await _collection(gw, x, r.note))
+    links = [
+        {
+            "path": link.path,
+            "line": link.line,
+            "context": link.context,
+            "heading": link.heading,
+            "display": link.display,
+            "embed": link.embed or None,
+        }
+        for link in found.links
+    ]
+    head = {"note": found.note.path, "title": found.note.title}
+    return fit_page(head, "links", links, x.cursor, x.limit, x.max_chars)
 
 
-async def neighbors(gw: Gateway, a: dict[str, Any]) -> str:
+async def neighbors(gw: Gateway, r: rq.Neighbors, x: args.Edges) -> str:
     """Notes within N links."""
-    col = await _collection(gw, a, a["note"])
-    types = a.get("edge_types")
-    data = await gw.run(
-        lambda e: (
-            e.typed_neighbors(a["note"], types, a["depth"], a["direction"], col)
-            if types
-            else e.neighbors(a["note"], a["depth"], col, a["direction"])
-        ).to_dict()
-    )
-    return fit_json(data, a["max_chars"], HINT)
+    col = await _collection(gw, x, r.note)
+    if x.edge_types:
+        typed = await gw.run(
+            Engram.typed_neighbors, r.note, x.edge_types, r.depth, r.direction, col
+        )
+        data: dict[str, Any] = codec.encode(typed)
+    else:
+        data = codec.encode(await gw.run(Engram.neighbors, r.note, r.depth, col, r.direction))
+    items = data.pop("neighbors")
+    return fit_page(data, "neighbors", items, x.cursor, x.limit, x.max_chars)
 
 
-async def path(gw: Gateway, a: dict[str, Any]) -> str:
+async def path(gw: Gateway, r: args.NotePath, x: args.InCollection) -> str:
     """The shortest chain of links between two notes."""
-    col = await _collection(gw, a, a["source"])
-    data = await gw.run(lambda e: e.path(a["source"], a["target"], col, a["directed"]).to_dict())
-    if not data["found"]:
-        data["hint"] = "no chain of links joins them" + ("" if a["directed"] else " either way")
-    return fit_json(data, a["max_chars"], HINT)
+    col = await _collection(gw, x, r.source)
+    found = await gw.run(Engram.path, r.source, r.target, col, r.directed)
+    data: dict[str, Any] = codec.encode(found)
+    if not found.found:
+        data["hint"] = "no chain of links joins them" + ("" if r.directed else " either way")
+    return fit_json(data, x.max_chars, HINT)
 
 
-async def rank(gw: Gateway, a: dict[str, Any]) -> str:
+async def rank(gw: Gateway, r: args.Rank, x: args.InCollection) -> str:
     """Influential or bridging notes, maybe about a topic."""
-    col = await _collection(gw, a)
-    data = await gw.run(lambda e: e.rank(a.get("about"), a["by"], a["limit"], col).to_dict())
-    return fit_json(data, a["max_chars"], HINT)
+    ranked = await gw.run(Engram.rank, r.about, r.by, r.n, await _collection(gw, x))
+    return fit_json(codec.encode(ranked), x.max_chars, HINT)
 
 
-async def themes(gw: Gateway, a: dict[str, Any]) -> str:
-    """Communities of linked notes."""
-    col = await _collection(gw, a)
-    found = await gw.run(lambda e: [t.to_dict() for t in e.themes(col, a["min_size"])])
-    payload: dict[str, Any] = {"themes": found[: a["limit"]]}
-    if len(found) > a["limit"]:
-        payload["more"] = f"{len(found) - a['limit']} smaller themes not shown (raise limit)"
-    return fit_json(payload, a["max_chars"], HINT)
+async def themes(gw: Gateway, r: args.Themes, x: args.Page) -> str:
+    """Communities of linked notes, largest first."""
+    found = await gw.run(Engram.themes, await _collection(gw, x), r.min_size)
+    return fit_page({}, "themes", codec.encode(found), x.cursor, x.limit, x.max_chars)
 
 
-TOOLS = (
+NOTE = "the note: its path, file name, title, alias or engram://collection/path"
+TOOLS: tuple[Tool[Any, Any], ...] = (
     Tool(
         "graph_backlinks",
         "Backlinks",
         "Every link to a note from other notes, each with its line number and that line's "
-        "text. Use it to see where a topic, person or project is mentioned.",
-        s.obj(
-            ["note"],
-            note=s.text(NOTE, 4096, 1),
-            collection=s.text(COLLECTION, 200),
-            max_chars=s.max_chars(),
-        ),
+        "text. Use it to see where a topic, person or project is mentioned." + PAGED,
+        args.Backlinks,
+        args.Page,
         backlinks,
+        docs={"note": NOTE},
     ),
     Tool(
         "graph_neighbors",
         "Connected notes",
         "Notes up to depth links away from a note (find connections), following links out, "
-        "backlinks in, or both; each with its distance.",
-        s.obj(
-            ["note"],
-            note=s.text(NOTE, 4096, 1),
-            depth=s.integer("How many links away.", 1, 5, 1),
-            direction=s.choice(
-                "both, out (links) or in (backlinks).", ["both", "out", "in"], "both"
-            ),
-            edge_types={
-                "type": "array",
-                "description": "Follow only these typed edges of the graph index (tags and "
-                "unresolved targets become nodes too): wiki_link, embed, tag, "
-                "frontmatter_relation (entities, supersedes, contradictsWith...).",
-                "items": {
-                    "type": "string",
-                    "enum": ["wiki_link", "embed", "tag", "frontmatter_relation"],
-                },
-                "minItems": 1,
-                "maxItems": 4,
-            },
-            collection=s.text(COLLECTION, 200),
-            max_chars=s.max_chars(),
-        ),
+        "backlinks in, or both; each with its distance." + PAGED,
+        rq.Neighbors,
+        args.Edges,
         neighbors,
+        docs={"path": NOTE},
     ),
     Tool(
         "graph_path",
         "Path between notes",
         "The shortest chain of links joining two notes (find path), each step with the "
         "direction of its link. Use it to explain how two ideas connect.",
-        s.obj(
-            ["source", "target"],
-            source=s.text("Where the path starts. " + NOTE, 4096, 1),
-            target=s.text("Where it ends. " + NOTE, 4096, 1),
-            directed=s.flag("Follow links only in their written direction."),
-            collection=s.text(COLLECTION, 200),
-            max_chars=s.max_chars(),
-        ),
+        args.NotePath,
+        args.InCollection,
         path,
     ),
     Tool(
@@ -138,30 +120,17 @@ TOOLS = (
         "with about, the notes about that topic, central among them (each with its relevance "
         "and how many of the topic's notes link to it). Use it to find the hub notes of a "
         "vault or subject.",
-        s.obj(
-            about=s.text("A topic to rank around (search words); omit for the whole vault.", 2000),
-            by=s.choice(
-                "influence (PageRank) or bridging (betweenness).",
-                ["influence", "bridging"],
-                "influence",
-            ),
-            limit=s.integer("How many notes.", 1, 100, 20),
-            collection=s.text(COLLECTION, 200),
-            max_chars=s.max_chars(),
-        ),
+        args.Rank,
+        args.InCollection,
         rank,
     ),
     Tool(
         "graph_themes",
         "Detect themes",
         "Clusters of densely linked notes (Louvain communities), largest first, each with its "
-        "top notes and tags. Use it for an overview of what a vault is about.",
-        s.obj(
-            min_size=s.integer("Smallest cluster to report.", 1, 1000, 2),
-            limit=s.integer("Most themes to return.", 1, 100, 10),
-            collection=s.text(COLLECTION, 200),
-            max_chars=s.max_chars(),
-        ),
+        "top notes and tags. Use it for an overview of what a vault is about." + PAGED,
+        args.Themes,
+        args.Page,
         themes,
     ),
 )
