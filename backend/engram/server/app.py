@@ -76,6 +76,7 @@ async def _readers(app: web.Application) -> AsyncIterator[None]:
 async def _jobs(app: web.Application) -> AsyncIterator[None]:
     jobs = app[JOBS]
     app[ENGRAM].isolate_parsing()  # a hostile note is cut off by a deadline, not the writer
+    app[ENGRAM].defer_generated_embedding()  # the job queued after each write embeds them
     jobs.start()
     if app[CONFIG].index_on_start:
         jobs.submit(None, "startup")

@@ -108,6 +108,7 @@ class Engram(Core):
         super().__init__(settings, keyring_source)
         self._embedder = embedder  # handed to the semantic part when it is built
         self._retrieval = RetrievalService(self, self.after_update)
+        self._defer_generated = False  # see defer_generated_embedding
 
     # The parts below are built on first use, each importing its module then: a command
     # loads only the parts its operations reach (`engram search` needs retrieval alone).
@@ -309,11 +310,20 @@ class Engram(Core):
     ) -> indexer.UpdateReport:
         """`update` for the services that write notes: the files a write names (`only_paths`)
         are embedded as well, so every write leaves the index current when it returns
-        (`embed=False`: Engram's generated notes, which the next embed or index job takes)."""
+        (`embed=False`: Engram's generated notes, which may wait for the daemon's job, see
+        defer_generated_embedding; with no daemon they are embedded here too)."""
         report = self.update(collections, progress, only_paths, force)
-        if embed and only_paths is not None and report.changed_ids:
+        now = embed or not self._defer_generated
+        if now and only_paths is not None and report.changed_ids:
             self._semantic.embed_written(report.changed_ids)
         return report
+
+    def defer_generated_embedding(self) -> None:
+        """The daemon: Engram's generated notes a write touches (ledger, daily notes) are
+        embedded by the index job it queues after every write, not inside the write (a day's
+        growing notes took a second to embed again). Without a daemon nothing would embed them
+        later, so a process that does not call this embeds them before the write returns."""
+        self._defer_generated = True
 
     def parse(
         self, query: str, collections: Iterable[str] = (), filters: Filters | None = None

@@ -240,9 +240,10 @@ class MemoryService:
         self._update([v.name], only_paths={v.name: set(rels)})
 
     def index_generated(self, v: VaultCtx, rels: Iterable[str]) -> None:
-        """Index Engram's generated notes (ledger, daily notes) just written, embedding them
-        later: they restate facts whose own notes are embedded at once, and embedding a day's
-        growing note again on every fact took a second (70 facts in a day)."""
+        """Index Engram's generated notes (ledger, daily notes) just written; a daemon embeds
+        them in its next job: they restate facts whose own notes are embedded at once, and
+        embedding a day's growing note again on every fact took a second (70 facts in a day).
+        Without a daemon they are embedded before the write returns."""
         self._update([v.name], only_paths={v.name: set(rels)}, embed=False)
 
     def fact_row(self, v: VaultCtx, ref: str) -> Any:

@@ -292,6 +292,7 @@ INTERNAL: dict[str, str] = {
     "clock": "the time facts are stamped with (tests set it)",
     "close": "releases the index and the workers",
     "isolate_parsing": "the daemon parses every note in a worker",
+    "defer_generated_embedding": "the daemon embeds generated notes in its job after a write",
     "stop_parsing": "the daemon's shutdown",
     "query": "query_run's results alone (recall's relevance)",
     "parse": "a query string to a parsed query",
