@@ -17,7 +17,9 @@ import yaml
 from engram.errors import EngramError
 
 DEFAULT_INDEX = "index"
-DEFAULT_PATTERN = "**/*.md"
+# notes, PDFs and canvases (docs/attachments.md): what Obsidian shows in a vault, attachments
+# such as images aside
+DEFAULT_PATTERN = "**/*.{md,pdf,canvas}"
 DEFAULT_MAX_FILE_BYTES = 5_000_000
 DEFAULT_EMBED_MODEL = "default"
 MODEL_ROLES = ("embed", "rerank", "generate")

@@ -18,7 +18,7 @@ def collection() -> None:
 @collection.command("add")
 @click.argument("path", type=click.Path(file_okay=False))
 @click.option("--name", "-n", help="Collection name (default: the folder's name).")
-@click.option("--mask", help='Files to index, a glob (default "**/*.md").')
+@click.option("--mask", help='Files to index, a glob (default "**/*.{md,pdf,canvas}").')
 @click.option("--ignore", multiple=True, help="Glob of files or folders to skip (repeatable).")
 @click.option("--no-index", is_flag=True, help="Only register it; index later with update.")
 @click.option("--json", "as_json", is_flag=True, help="Output as JSON.")

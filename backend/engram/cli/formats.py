@@ -110,7 +110,8 @@ def _xml(text: str) -> str:
 
 def _md_result(r: SearchResult, line_numbers: bool) -> str:
     where = printable(f"{r.collection}/{r.path}")
-    head = f"## {printable(r.title)}\n\n- path: `{where}` (line {r.line})\n"
+    place = f"page {r.page}" if r.page is not None else f"line {r.line}"
+    head = f"## {printable(r.title)}\n\n- path: `{where}` ({place})\n"
     head += f"- docid: `#{r.docid}`\n- score: {r.score:.2f}\n"
     if r.context:
         head += f"- context: {printable(r.context)}\n"
@@ -122,9 +123,8 @@ def _md_result(r: SearchResult, line_numbers: bool) -> str:
 
 def _human_result(r: SearchResult, color: bool, line_numbers: bool) -> str:
     b, d, y, c, x = (BOLD, DIM, YELLOW, CYAN, RESET) if color else ("",) * 5
-    where = printable(f"{r.collection}/{r.path}")
     lines = [
-        f"{c}{where}:{r.line}{x} {d}#{r.docid}{x}  {b}{r.score:.2f}{x}",
+        f"{c}{printable(r.where)}{x} {d}#{r.docid}{x}  {b}{r.score:.2f}{x}",
         f"{b}{printable(r.title)}{x}",
     ]
     if r.context:
@@ -136,7 +136,8 @@ def _human_result(r: SearchResult, color: bool, line_numbers: bool) -> str:
     if r.explain:
         lines.append(_explain_line(r.explain, d, x))
     for p in r.passages[1:]:
-        lines.append(f"  {d}:{p.line}{x} {_highlight(p.snippet, p.highlights, y + b, x)}")
+        place = f"#page={p.page}" if p.page is not None else f":{p.line}"
+        lines.append(f"  {d}{place}{x} {_highlight(p.snippet, p.highlights, y + b, x)}")
     return "\n".join(lines)
 
 

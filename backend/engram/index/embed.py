@@ -11,19 +11,22 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
+from pathlib import PurePosixPath
 from typing import Any
 
 import numpy as np
 
-from engram.index.chunk import chunk_note
+from engram.index.chunk import Chunk, chunk_note
+from engram.index.chunk_pages import chunk_pages
 from engram.index.loader import ParsePool, parse_text
 from engram.models.protocols import Embedder
 from engram.store import documents as docs
 from engram.store import vectors
 from engram.store.db import Database
 from engram.store.search import content_text
+from engram.vault.kinds import is_canvas, is_pdf
 
 # Passages per embedding call: a write waits for at most the call in progress (~0.35 s on two
 # quiet cores). A passage of ~256 tokens is a decode of its own whatever the call's size, and
@@ -165,8 +168,7 @@ def _chunk_pass(
         last_commit = time.perf_counter()
         for i, (doc_hash, path, _collection) in enumerate(todo, 1):
             text = content_text(conn, doc_hash) or ""
-            parsed = parse_text(text, path, pool)
-            chunks = chunk_note(text, parsed, embedder.count_tokens, embedder.max_text_tokens)
+            title, chunks = _chunks(conn, embedder, doc_hash, path, text, pool)
             have = vectors.embedded_hashes(conn, [c.text_hash for c in chunks])
             vectors.enqueue(
                 conn, [(c.text_hash, c.embed_text) for c in chunks if c.text_hash not in have]
@@ -174,7 +176,7 @@ def _chunk_pass(
             vectors.add_chunks(
                 conn,
                 doc_hash,
-                parsed.title,
+                title,
                 [
                     (
                         c.seq,
@@ -194,6 +196,22 @@ def _chunk_pass(
             if time.perf_counter() - last_commit > CHUNK_COMMIT_SECONDS:
                 batch.commit(partial(progress, "chunking", i, len(todo)) if progress else None)
                 last_commit = time.perf_counter()
+
+
+def _chunks(
+    conn: Any, embedder: Embedder, doc_hash: str, path: str, text: str, pool: ParsePool
+) -> tuple[str, list[Chunk]]:
+    """(title, chunks) of a stored text: a PDF page by page with its outline's headings; a
+    canvas as the markdown it reads as, titled by its file name (as its document is)."""
+    count, limit = embedder.count_tokens, embedder.max_text_tokens
+    if is_pdf(path):
+        title = PurePosixPath(path).stem
+        outline = docs.headings_of_content(conn, doc_hash)
+        return title, chunk_pages(text, title, outline, count, limit)
+    parsed = parse_text(text, path, pool)
+    if is_canvas(path):
+        parsed = replace(parsed, title=PurePosixPath(path).stem)
+    return parsed.title, chunk_note(text, parsed, count, limit)
 
 
 def _embed_pass(

@@ -10,13 +10,14 @@ file list is brought up to date first, in the update's first transaction.
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from engram.index import links
+from engram.index import extracted, links
 from engram.index.loader import Loaded, ParsePool, load_all
 from engram.index.resolver import LinkResolver
 from engram.store import documents as docs
@@ -188,12 +189,15 @@ def _update_collection(
     by_rel = {f.rel: f for f in changed}
     doc_ids = {path: st.id for path, st in states.items()}
     resolver = LinkResolver(col.name, doc_ids, walked, len(changed))
+    items = [(f.path, f.rel, f.size, f.mtime_ns) for f in changed]
+    cached, items = extracted.split_cached(db.conn, col.name, items, plan.force)
     with db.batches() as batch:
         conn = batch.conn
         links.sync_files(conn, col.name, col.root, walked, wanted or ())
-        items = [(f.path, f.rel, f.size, f.mtime_ns) for f in changed]
-        for i, loaded in enumerate(load_all(col.name, items, max_bytes, pool), 1):
+        loads = itertools.chain(cached, load_all(col.name, items, max_bytes, pool))
+        for i, loaded in enumerate(loads, 1):
             f = by_rel[loaded.rel]
+            extracted.remember(conn, loaded)
             existing = states.get(f.rel)
             if existing is not None and plan.force:  # stored again even if the text is the same
                 existing = existing._replace(hash="")

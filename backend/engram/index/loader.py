@@ -11,6 +11,10 @@ again one by one, and a note that alone runs past its deadline (or kills its wor
 indexed as plain text with a warning. Big batches and big files always go to workers; the
 daemon sends every note there (`ParsePool(isolate=True)`), so nothing can hold its writer.
 Workers die with the process that started them (see `_worker_start`).
+
+A PDF is read by native code (PDFium), so it always goes to a worker, alone in its task, with a
+deadline of its own (`pdf_deadline`): a crash or a page that never ends costs that PDF (skipped
+with a warning), never the update. A canvas is JSON read within the note limits, here or there.
 """
 
 from __future__ import annotations
@@ -25,11 +29,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from engram.store.documents import NoteRecord
+from engram.vault.kinds import is_pdf
 
 if TYPE_CHECKING:
     from pebble import ProcessPool
 
     from engram.vault.parse import ParsedNote
+    from engram.vault.pdf import PdfText
 
 PARALLEL_MIN_FILES = 400
 BATCH_FILES = 64
@@ -38,6 +44,7 @@ DEADLINE_SECONDS = 10.0  # a task's deadline: this, plus its size at the slowest
 DEADLINE_BYTES_PER_SECOND = 250_000  # ~20x slower than the parser on dense markdown
 WORKER_MEMORY_BYTES = 2 * 1024**3  # address space of a worker (RLIMIT_AS), where supported
 WAIT_STEP_SECONDS = 0.2  # how often a waiter checks that the pool was not stopped
+PDF_BYTES_PER_SECOND = 1_000_000  # reading and parsing a PDF's objects; its pages have a budget
 
 
 @dataclass(frozen=True)
@@ -49,6 +56,7 @@ class Loaded:
     record: NoteRecord | None = None
     warnings: tuple[str, ...] = ()
     skipped: str | None = None
+    extract: PdfText | None = None  # a PDF's text, for the cache by file hash
 
 
 # what to load: (file system path, collection-relative path, size, mtime_ns)
@@ -64,11 +72,14 @@ def load(collection: str, item: Item, max_bytes: int, plain: str | None = None) 
 
     With `plain` (the reason), the note is not parsed: it is indexed as plain text.
     """
-    from engram.index.record import note_record  # parsing libraries load only when parsing
+    from engram.index.record import canvas_parsed, note_record  # loaded only when parsing
     from engram.vault.fsio import read_note
+    from engram.vault.kinds import is_canvas
     from engram.vault.parse import parse_note, plain_text
 
     path, rel, size, mtime_ns = item
+    if is_pdf(rel):
+        return load_pdf(collection, item, plain)
     if size > max_bytes:
         return Loaded(
             rel,
@@ -81,10 +92,54 @@ def load(collection: str, item: Item, max_bytes: int, plain: str | None = None) 
         return Loaded(rel, skipped=f"skipped: {exc}")
     except OSError as exc:
         return Loaded(rel, skipped=f"skipped: cannot read ({exc.strerror})")
-    parsed = parse_note(read.text, rel) if plain is None else plain_text(read.text, rel, plain)
+    text = read.text
+    if is_canvas(rel):  # the index keeps the text the canvas reads as
+        from engram.vault.canvas import read_canvas
+
+        canvas = read_canvas(text)
+        text = canvas.text
+        parsed = canvas_parsed(canvas, rel) if plain is None else plain_text(text, rel, plain)
+    else:
+        parsed = parse_note(text, rel) if plain is None else plain_text(text, rel, plain)
     warnings = tuple(w for w in (read.warning, *parsed.warnings) if w)
-    record = note_record(collection, rel, mtime_ns, size, read.sha256, read.text, parsed, warnings)
+    record = note_record(collection, rel, mtime_ns, size, read.sha256, text, parsed, warnings)
     return Loaded(rel, read.sha256, record, warnings)
+
+
+def load_pdf(collection: str, item: Item, plain: str | None = None) -> Loaded:
+    """Read a PDF and extract its text page by page; one that cannot be read (encrypted, no
+    PDF, over the size limit, or stopped: `plain` says why) is skipped with the reason."""
+    from engram.index.record import pdf_record
+    from engram.vault import pdf
+    from engram.vault.fsio import read_bytes
+
+    path, rel, size, mtime_ns = item
+    if plain is not None:
+        return Loaded(rel, skipped=f"PDF skipped: {plain}")
+    if size > pdf.MAX_BYTES:
+        return Loaded(
+            rel, skipped=f"skipped: {size:,} bytes is over the {pdf.MAX_BYTES:,}-byte PDF limit"
+        )
+    try:
+        data, sha = read_bytes(path, pdf.MAX_BYTES)
+    except ValueError as exc:
+        return Loaded(rel, skipped=f"skipped: {exc}")
+    except OSError as exc:
+        return Loaded(rel, skipped=f"skipped: cannot read ({exc.strerror})")
+    try:
+        text = pdf.extract(data)
+    except pdf.PdfError as exc:
+        return Loaded(rel, sha, skipped=str(exc))
+    record = pdf_record(collection, rel, mtime_ns, size, sha, text)
+    return Loaded(rel, sha, record, text.warnings, extract=text)
+
+
+def pdf_deadline(size: int) -> float:
+    """Seconds a worker gets to read a PDF of `size` bytes: its pages' time budget, plus
+    reading its objects at the slowest rate above."""
+    from engram.vault.pdf import TIME_BUDGET_SECONDS
+
+    return DEADLINE_SECONDS + TIME_BUDGET_SECONDS + size / PDF_BYTES_PER_SECOND
 
 
 def _load_batch(collection: str, items: list[Item], max_bytes: int) -> list[Loaded]:
@@ -116,7 +171,31 @@ def load_all(
 
 
 def _has_big(items: list[Item], max_bytes: int) -> bool:
-    return any(INPROCESS_MAX_BYTES < item[2] <= max_bytes for item in items)
+    """Whether some item must be read in a worker: a big note, or any PDF."""
+    return any(INPROCESS_MAX_BYTES < item[2] <= max_bytes or is_pdf(item[1]) for item in items)
+
+
+def _batches(items: list[Item]) -> list[list[Item]]:
+    """Notes in batches of BATCH_FILES, each PDF in a task of its own."""
+    out: list[list[Item]] = []
+    notes: list[Item] = []
+    for item in items:
+        if is_pdf(item[1]):
+            out.append([item])
+            continue
+        notes.append(item)
+        if len(notes) == BATCH_FILES:
+            out.append(notes)
+            notes = []
+    if notes:
+        out.append(notes)
+    return out
+
+
+def _task_deadline(batch: list[Item], max_bytes: int) -> float:
+    if len(batch) == 1 and is_pdf(batch[0][1]):
+        return pdf_deadline(batch[0][2])
+    return deadline(sum(min(item[2], max_bytes) for item in batch))
 
 
 def parse_text(text: str, rel: str, pool: ParsePool) -> ParsedNote:
@@ -175,12 +254,13 @@ class ParsePool:
         """`load` for every item, in order, in the workers."""
         generation = self._generation
         pool = self._get()
-        batches = [items[i : i + BATCH_FILES] for i in range(0, len(items), BATCH_FILES)]
+        batches = _batches(items)
 
         def submit(batch: list[Item]) -> tuple[list[Item], Future[list[Loaded]]]:
-            size = sum(min(item[2], max_bytes) for item in batch)
             future = pool.schedule(
-                _load_batch, (collection, batch, max_bytes), timeout=deadline(size)
+                _load_batch,
+                (collection, batch, max_bytes),
+                timeout=_task_deadline(batch, max_bytes),
             )
             return batch, future
 
@@ -208,13 +288,12 @@ class ParsePool:
             raise
 
     def _load_one(self, collection: str, item: Item, max_bytes: int, generation: int) -> Loaded:
-        future = self._get().schedule(
-            load, (collection, item, max_bytes), timeout=deadline(min(item[2], max_bytes))
-        )
+        limit = _task_deadline([item], max_bytes)
+        future = self._get().schedule(load, (collection, item, max_bytes), timeout=limit)
         loaded = self._wait(future, generation)
         if loaded is not None:
             return loaded
-        why = f"not parsed within {deadline(item[2]):.1f} s (or crashed its worker)"
+        why = f"not parsed within {limit:.1f} s (or crashed its worker)"
         return load(collection, item, max_bytes, plain=why)
 
     def parse(self, text: str, rel: str) -> ParsedNote:

@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
+from dataclasses import replace
+from pathlib import PurePosixPath
+from typing import TYPE_CHECKING, Any
 
 from engram.store import documents as docs
 from engram.store.fts import cjk_column
-from engram.vault.parse import ParsedNote
+from engram.store.pages import join_pages
+from engram.vault.parse import Link, ParsedNote
+
+if TYPE_CHECKING:
+    from engram.vault.canvas import Canvas
+    from engram.vault.pdf import PdfText
 
 DATE_KEYS = ("date", "created", "timestamp", "updated")
 
@@ -87,3 +94,74 @@ def _is_iso_date(text: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+def pdf_record(
+    collection: str, rel: str, mtime_ns: int, size: int, sha: str, pdf: PdfText
+) -> docs.NoteRecord:
+    """A PDF's rows: its pages as one paged text (store/pages.py), its outline as headings
+    (each at the first line of its page), its metadata searchable; titled by its file name,
+    as Obsidian shows it."""
+    text = join_pages(pdf.pages)
+    starts = [1]
+    for page in pdf.pages[:-1]:
+        starts.append(starts[-1] + page.count("\n") + 2)
+    headings = tuple(
+        (min(level, 6), title, starts[page - 1])
+        for level, title, page in pdf.outline
+        if 1 <= page <= len(starts)
+    )
+    meta = dict(pdf.meta)
+    frontmatter: dict[str, Any] = {"pages": pdf.page_count, **meta}
+    title = PurePosixPath(rel).stem
+    return docs.NoteRecord(
+        collection=collection,
+        path=rel,
+        title=title,
+        hash=sha,
+        mtime_ns=mtime_ns,
+        size=size,
+        body_line=1,
+        doc_date=_doc_date(meta, mtime_ns),
+        frontmatter=frontmatter,
+        aliases=(),
+        warnings=pdf.warnings,
+        text=text,
+        fts_headings="\n".join(h[1] for h in headings),
+        fts_props="\n".join(v for k, v in pdf.meta if k != "created"),
+        fts_body=text,
+        fts_cjk=cjk_column(title, text),
+        headings=headings,
+        links=(),
+        tags=(),
+        fields=(),
+        blocks=(),
+    )
+
+
+def canvas_parsed(canvas: Canvas, rel: str) -> ParsedNote:
+    """A canvas's text parsed as the note it reads as, titled by its file name, with its file
+    nodes as links of kind "canvas" (in place of the `[[path]]` lines that show them)."""
+    from engram.vault.parse import parse_note
+
+    parsed = parse_note(canvas.text, rel)
+    shown = {f.line for f in canvas.files}
+    nodes = [
+        Link("canvas", f.path, *_subpath(f.subpath), None, False, f.line) for f in canvas.files
+    ]
+    links = sorted(
+        [lk for lk in parsed.links if lk.line not in shown] + nodes, key=lambda lk: lk.line
+    )
+    return replace(
+        parsed,
+        title=PurePosixPath(rel).stem,
+        links=tuple(links),
+        warnings=canvas.warnings + parsed.warnings,
+    )
+
+
+def _subpath(sub: str | None) -> tuple[str | None, str | None]:
+    """(heading, block) of a file node's `#heading` or `#^block`."""
+    if not sub or len(sub) < 2:
+        return None, None
+    return (None, sub[2:] or None) if sub.startswith("#^") else (sub[1:], None)

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from engram.search import snippets
 from engram.search.results import Passage
+from engram.store.pages import page_at
 from engram.store.vectors import ChunkRow
 
 PER_DOC = 3
@@ -38,11 +39,19 @@ def _matches(span: str, needles: Sequence[str]) -> tuple[float, int]:
 
 
 def build(
-    text: str, ranked: Sequence[tuple[ChunkRow, float]], needles: Sequence[str], n: int = PER_DOC
+    text: str,
+    ranked: Sequence[tuple[ChunkRow, float]],
+    needles: Sequence[str],
+    n: int = PER_DOC,
+    paged: bool = False,
 ) -> tuple[Passage, ...]:
-    """Passages (snippet, lines, score, highlights) for the first `n` ranked chunks."""
+    """Passages (snippet, lines, score, highlights) for the first `n` ranked chunks; of a
+    `paged` text (a PDF), each with its page."""
     out = []
     for ch, score in ranked[:n]:
         snip = snippets.in_span(text, ch.start, ch.end, list(needles))
-        out.append(Passage(snip.text, snip.line, ch.end_line, max(0.0, score), snip.highlights))
+        page = page_at(text, ch.start) if paged else None
+        out.append(
+            Passage(snip.text, snip.line, ch.end_line, max(0.0, score), snip.highlights, page)
+        )
     return tuple(out)

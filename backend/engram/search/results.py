@@ -21,6 +21,7 @@ class SearchResult:
     snippet: str
     line: int
     highlights: tuple[tuple[int, int], ...] = ()
+    page: int | None = None  # a PDF's page holding the snippet
     context: str | None = None
     fact_type: str | None = None
     body: str | None = None  # the full text, with --full
@@ -32,8 +33,16 @@ class SearchResult:
 
     @property
     def uri(self) -> str:
-        """engram://collection/path, the address `get` and contexts use."""
-        return f"engram://{self.collection}/{self.path}"
+        """engram://collection/path, the address `get` and contexts use (a PDF's with
+        `#page=N`, the page of its snippet)."""
+        page = f"#page={self.page}" if self.page is not None else ""
+        return f"engram://{self.collection}/{self.path}{page}"
+
+    @property
+    def where(self) -> str:
+        """collection/path with the place of the snippet: `:line`, or `#page=N` in a PDF."""
+        place = f"#page={self.page}" if self.page is not None else f":{self.line}"
+        return f"{self.collection}/{self.path}{place}"
 
 
 @dataclass(frozen=True)
@@ -45,6 +54,7 @@ class Passage:
     end_line: int
     score: Score
     highlights: tuple[tuple[int, int], ...] = ()
+    page: int | None = None  # a PDF's page holding the passage
 
 
 @dataclass(frozen=True)

@@ -274,7 +274,8 @@ class HybridService:
         rows = vectors.chunks_of(conn, doc_hash)
         if rows:
             text = content_text(conn, doc_hash) or ""
-            return passages.build(text, passages.by_keywords(text, rows, needles), needles)
+            ranked = passages.by_keywords(text, rows, needles)
+            return passages.build(text, ranked, needles, paged=result.page is not None)
         end = result.line + result.snippet.count("\n")
         share = passages.keyword_share(result.snippet, needles)
-        return (Passage(result.snippet, result.line, end, share, result.highlights),)
+        return (Passage(result.snippet, result.line, end, share, result.highlights, result.page),)

@@ -12,11 +12,13 @@ from engram.errors import InvalidInputError, NotFoundError
 from engram.search import bm25, snippets
 from engram.search.query import ParsedQuery, QueryError, parse_query
 from engram.search.results import Document, SearchResult
-from engram.store import admin
+from engram.service.lanes import with_lane
+from engram.store import admin, pages
 from engram.store.filters import Filters
 from engram.store.fts import bigrams
 from engram.store.search import FtsHit, content_text
 from engram.vault.fsio import UnsafePathError, read_note, safe_join
+from engram.vault.kinds import derived_text
 from engram.vault.scan import matches
 
 if TYPE_CHECKING:
@@ -28,6 +30,7 @@ AfterUpdate = Callable[
 ]
 
 _LINE_SUFFIX = re.compile(r"^(.*?):(\d+)$")
+_PAGE_SUFFIX = re.compile(r"^(.*)#page=(\d{1,9})$", re.IGNORECASE)
 _DOCID = re.compile(r"^#?([0-9a-fA-F]{6,64})$")
 DEFAULT_MAX_BYTES = 10_240
 
@@ -73,7 +76,8 @@ class RetrievalService:
     def parse(
         self, query: str, collections: Iterable[str] = (), filters: Filters | None = None
     ) -> ParsedQuery:
-        """Parse a query and merge flag filters; unknown collections are an error."""
+        """Parse a query and merge flag filters; unknown collections are an error. The
+        person's notes are kept unless the query asks for Engram's memory (service/lanes.py)."""
         try:
             q = parse_query(query)
         except QueryError as exc:
@@ -84,7 +88,7 @@ class RetrievalService:
         q = q.with_filters(extra)
         for name in q.filters.collections:
             self._core.require_collection(name)
-        return q
+        return with_lane(q, self._core.settings)
 
     def search(
         self,
@@ -144,9 +148,10 @@ class RetrievalService:
             snippet=snip.text,
             line=snip.line,
             highlights=snip.highlights,
+            page=pages.page_of_line(text, snip.line) if pages.is_paged(hit.path) else None,
             context=self._core.context_for(hit.collection, hit.path),
             fact_type=hit.fact_type,
-            body=text if full else None,
+            body=pages.readable(text) if full else None,
             doc_id=hit.id,
         )
 
@@ -165,10 +170,37 @@ class RetrievalService:
         )
 
     def get(self, ref: str, from_line: int | None = None, max_lines: int | None = None) -> Document:
-        """One document by path, engram:// URI or #docid, optionally `:LINE` and a line count."""
-        target, line = _split_line(ref)
+        """One document by path, engram:// URI or #docid, optionally `:LINE` and a line count;
+        a PDF's page with `#page=N` (its lines count from the top of the PDF's text)."""
+        target, page = _split_page(ref)
+        if page is not None:
+            row = self._find(target)
+            if pages.is_paged(row["path"]):
+                return self._page(row, page, from_line, max_lines)
+            target = ref  # `#page=` in a note's own name
+        target, line = _split_line(target)
         row = self._find(target)
         return self._document(row, from_line or line or 1, max_lines)
+
+    def _page(self, row: Any, page: int, from_line: int | None, max_lines: int | None) -> Document:
+        """Page `page` of an indexed PDF, from `from_line` (a line of the PDF's text) on."""
+        text = content_text(self._core.db.conn, row["hash"]) or ""
+        span = pages.page_span(text, page)
+        if span is None:
+            raise NotFoundError(
+                f"{row['collection']}/{row['path']} has {pages.page_count(text)} pages, not {page}"
+            )
+        start, end, first = span
+        lines = text[start:end].split("\n")
+        skip = max(0, (from_line or first) - first)
+        chosen = lines[skip:] if max_lines is None else lines[skip : skip + max_lines]
+        return self._make_document(
+            row,
+            "\n".join(chosen),
+            first + skip,
+            text.count("\n") + 1,
+            note=f"page {page} of {pages.page_count(text)}",
+        )
 
     def multi_get(
         self, spec: str, max_bytes: int = DEFAULT_MAX_BYTES, max_lines: int | None = None
@@ -274,21 +306,27 @@ class RetrievalService:
         self, row: Any, from_line: int, max_lines: int | None, note: str | None = None
     ) -> Document:
         col = self._core.settings.collection(row["collection"])
-        fs_path = col.path / row["path"] if col else None
         text = self._current_text(row, col.path if col else None)
         lines = text.split("\n")
         start = max(1, from_line)
         chosen = (
             lines[start - 1 :] if max_lines is None else lines[start - 1 : start - 1 + max_lines]
         )
+        return self._make_document(row, "\n".join(chosen), start, len(lines), note)
+
+    def _make_document(
+        self, row: Any, text: str, start: int, total: int, note: str | None = None
+    ) -> Document:
+        col = self._core.settings.collection(row["collection"])
+        fs_path = col.path / row["path"] if col else None
         return Document(
             docid=row["hash"][:6],
             collection=row["collection"],
             path=row["path"],
             title=row["title"],
-            text="\n".join(chosen),
+            text=text,
             from_line=start,
-            total_lines=len(lines),
+            total_lines=total,
             context=self._core.context_for(row["collection"], row["path"]),
             note=note,
             fs_path=str(fs_path) if fs_path else None,
@@ -298,8 +336,12 @@ class RetrievalService:
         """The file as it is on disk now (the source of truth), else the indexed copy.
 
         The file is read only inside its collection (`safe_join`, the boundary writes use):
-        a note replaced by a symlink out of the vault serves the copy indexed before.
+        a note replaced by a symlink out of the vault serves the copy indexed before. A PDF
+        or a canvas is its indexed text (its pages; its nodes as markdown), page breaks as
+        empty lines.
         """
+        if derived_text(row["path"]):
+            return pages.readable(content_text(self._core.db.conn, row["hash"]) or "")
         if root is not None:
             try:
                 return read_note(
@@ -308,6 +350,13 @@ class RetrievalService:
             except (UnsafePathError, OSError, ValueError, RuntimeError):
                 pass
         return content_text(self._core.db.conn, row["hash"]) or ""
+
+
+def _split_page(ref: str) -> tuple[str, int | None]:
+    m = _PAGE_SUFFIX.match(ref.strip())
+    if m:
+        return m.group(1), int(m.group(2))
+    return ref, None
 
 
 def _split_line(ref: str) -> tuple[str, int | None]:

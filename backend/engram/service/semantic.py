@@ -17,7 +17,7 @@ from engram.search.query import ParsedQuery
 from engram.search.results import Passage, SearchResult
 from engram.secrets import private_dir
 from engram.store import documents as docs
-from engram.store import vectors
+from engram.store import pages, vectors
 from engram.store.filters import Filters
 from engram.store.search import content_text
 
@@ -338,8 +338,9 @@ class SemanticService:
             snip = snippets.in_span(text, best.start, best.end, needles)
         else:
             snip = snippets.Snippet("", (), best.start_line)
+        paged = pages.is_paged(path) and bool(text)
         if chunks:
-            passages = best_passages.build(text, hit.chunks, needles, len(hit.chunks))
+            passages = best_passages.build(text, hit.chunks, needles, len(hit.chunks), paged)
         return SearchResult(
             docid=doc_hash[:6],
             collection=collection,
@@ -349,9 +350,10 @@ class SemanticService:
             snippet=snip.text,
             line=snip.line,
             highlights=snip.highlights,
+            page=pages.page_at(text, best.start) if paged else None,
             context=self._core.context_for(collection, path),
             fact_type=fact_type,
-            body=text if full else None,
+            body=pages.readable(text) if full else None,
             passages=passages,
             doc_id=doc_id,
         )

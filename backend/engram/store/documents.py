@@ -159,6 +159,16 @@ def _delete_children(conn: Any, doc_id: int) -> None:
         conn.execute(f"DELETE FROM {table} WHERE doc_id = ?", (doc_id,))
 
 
+def headings_of_content(conn: Any, content_hash: str) -> list[tuple[int, str, int]]:
+    """(level, text, line) of the headings of the first document holding this content."""
+    rows = conn.execute(
+        "SELECT level, text, line FROM headings WHERE doc_id = (SELECT id FROM documents"
+        " WHERE hash = ? ORDER BY collection, path LIMIT 1) ORDER BY line, rowid",
+        (content_hash,),
+    )
+    return [(int(r[0]), str(r[1]), int(r[2])) for r in rows]
+
+
 def touch_document(conn: Any, doc_id: int, mtime_ns: int, size: int, doc_date: str) -> None:
     """Record a new mtime/size (and the date, which may come from it) for a document whose
     content hash did not change."""
@@ -252,10 +262,14 @@ def rename_collection(conn: Any, old: str, new: str) -> int:
 
 
 def delete_orphan_content(conn: Any) -> int:
-    """Drop stored texts no document points to any more."""
+    """Drop stored texts no document points to any more (and the PDF text extracted from
+    files no document holds: store/extracts.py); the number of texts dropped."""
+    from engram.store import extracts
+
     cur = conn.execute(
         "DELETE FROM content WHERE hash NOT IN (SELECT DISTINCT hash FROM documents)"
     )
+    extracts.delete_orphans(conn)
     return int(cur.rowcount)
 
 

@@ -455,6 +455,27 @@ def m018_tag_keys(conn: Any) -> None:
     conn.execute("DROP INDEX IF EXISTS tags_tag")
 
 
+def m019_extracts(conn: Any) -> None:
+    """Text extracted from PDFs, by the sha256 of the file's bytes and the extractor that made
+    it: an unchanged PDF (touched, renamed, copied, or indexed again by `engram rebuild`,
+    which keeps this table) is never read by PDFium again."""
+    _script(
+        conn,
+        """
+        CREATE TABLE extracts (
+            hash TEXT NOT NULL,
+            extractor TEXT NOT NULL,
+            pages TEXT NOT NULL,
+            outline TEXT NOT NULL DEFAULT '[]',
+            page_count INTEGER NOT NULL,
+            meta TEXT NOT NULL DEFAULT '[]',
+            warnings TEXT NOT NULL DEFAULT '[]',
+            PRIMARY KEY (hash, extractor)
+        )
+        """,
+    )
+
+
 MIGRATIONS: list[Callable[[Any], None]] = [
     m001_documents,
     m002_chunks,
@@ -474,6 +495,7 @@ MIGRATIONS: list[Callable[[Any], None]] = [
     m016_sync_rejected,
     m017_fact_followups,
     m018_tag_keys,
+    m019_extracts,
 ]
 
 

@@ -35,7 +35,8 @@ DERIVED = frozenset(
     }
 )
 # sync bookkeeping, access and recall counts, the hashes Engram wrote to fact notes, model
-# outputs, and the vectors by passage text hash (and the vec0 table of vectors they point to)
+# outputs, the vectors by passage text hash (and the vec0 table of vectors they point to), and
+# the text extracted from PDFs by file hash (PDFium never reads an unchanged PDF again)
 KEPT = (
     "sync_state",
     "sync_outbox",
@@ -48,6 +49,7 @@ KEPT = (
     "recall_log",
     "llm_cache",
     "embeddings",
+    "extracts",
 )
 KEPT_META = ("embed_model", "embed_dim")
 SIDE_FILES = ("-wal", "-shm", "-journal")

@@ -70,6 +70,17 @@ def read_note(path: str | Path, max_bytes: int | None = None) -> ReadResult:
     return ReadResult(text=text, data=data, sha256=sha256_hex(data), warning=warning)
 
 
+def read_bytes(path: str | Path, max_bytes: int) -> tuple[bytes, str]:
+    """(bytes, sha256) of a binary file read for indexing (a PDF), settled as `read_note`
+    reads notes; a symlink is refused, and more than `max_bytes` raises ValueError."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as fh:
+        data = _read_settled(fh, max_bytes)
+    if len(data) > max_bytes:
+        raise ValueError(f"over the {max_bytes:,}-byte limit; it grew")
+    return data, sha256_hex(data)
+
+
 def _read_settled(fh: BinaryIO, max_bytes: int | None) -> bytes:
     """The file's bytes, read again while it changes under us: an editor saving in place
     (truncate, then write) must not leave its half-written state in the index."""
