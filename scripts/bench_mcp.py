@@ -25,7 +25,9 @@ async def bench(calls: int, query: str, extra: list[str]) -> None:
     """Print the timings."""
     start = time.perf_counter()
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "engram", "mcp", *extra], env=dict(os.environ)
+        command=sys.executable,
+        args=["-m", "engram", "mcp", "--tools", "all", *extra],
+        env=dict(os.environ),
     )
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()

@@ -326,7 +326,9 @@ def test_mcp_reads_never_follow_a_symlink_out_of_the_vault(
 
     async def ask() -> list[tuple[bool, str]]:
         params = StdioServerParameters(
-            command=sys.executable, args=["-m", "engram", "mcp", "--no-daemon"], env=env
+            command=sys.executable,
+            args=["-m", "engram", "mcp", "--no-daemon", "--tools", "all"],
+            env=env,
         )
         replies = []
         with (tmp_path / "mcp.log").open("a") as err:

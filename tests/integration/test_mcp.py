@@ -71,11 +71,13 @@ WRITERS = {
 @pytest.fixture
 def vault(xdg: dict[str, str], tiny: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The example vault as the default vault, indexed and embedded with a tiny real GGUF
-    embedder; the environment (inherited by the server) isolated and pointing at this tree."""
+    embedder; the environment (inherited by the server) isolated and pointing at this tree,
+    every tool listed."""
     for key, value in {
         **NO_KEYRING,
         "ENGRAM_EMBED_MODEL": str(tiny.embed),
         "ENGRAM_AGENT_ID": "test-agent",
+        "ENGRAM_MCP_TOOLS": "all",  # every tool; the lean default: test_mcp_profiles.py
         "PYTHONPATH": str(ROOT / "backend"),
         "NO_COLOR": "1",
     }.items():
@@ -216,7 +218,8 @@ async def test_every_tool_returns_real_content(vault: Path, tmp_path: Path) -> N
         assert [h["title"] for h in again["handoffs"]] == ["Billing page done; next: invoices"]
 
         back = json.loads(await call(s, "graph_backlinks", note="Ana Ruiz"))
-        assert "Home.md" in {link["path"] for link in back["links"]}
+        assert "Home.md" in {note["path"] for note in back["from"]}
+        assert back["total"] == len(back["from"]) and back["from"][0]["lines"][0][0] >= 1
         around = json.loads(await call(s, "graph_neighbors", path="Home", depth=1))
         assert "Projects/Pricing Model.md" in {n["path"] for n in around["neighbors"]}
         tagged = json.loads(

@@ -83,10 +83,10 @@ def wire(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Wire]:
 
 
 def call(request_id: int, arguments: str) -> str:
-    """A tools/call of `search` with the arguments' JSON text as given."""
+    """A tools/call of `query` with the arguments' JSON text as given."""
     return (
         f'{{"jsonrpc": "2.0", "id": {request_id}, "method": "tools/call", '
-        f'"params": {{"name": "search", "arguments": {arguments}}}}}'
+        f'"params": {{"name": "query", "arguments": {arguments}}}}}'
     )
 
 
@@ -116,7 +116,7 @@ def test_a_malformed_request_gets_an_error_reply_and_the_server_lives_on(
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
-        ('{"q": "pricing", "minScore": NaN}', "NaN and Infinity are not numbers"),
+        ('{"q": "pricing", "n": NaN}', "NaN and Infinity are not numbers"),
         ('{"q": "a\\u0000b"}', "must not contain NUL"),
         ('{"q": "' + "x" * 5000 + '"}', "q is too long (at most 2,000 characters)"),
     ],

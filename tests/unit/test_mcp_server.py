@@ -16,7 +16,7 @@ from engram import codec
 from engram.config import Settings, Vault
 from engram.errors import InvalidInputError
 from engram.index.languages import LanguageReport
-from engram.mcp_server.app import TOOLS, call
+from engram.mcp_server.app import call
 from engram.mcp_server.gateway import Gateway, Options
 from engram.mcp_server.output import (
     clip_text,
@@ -24,11 +24,12 @@ from engram.mcp_server.output import (
     render_document,
     render_documents,
 )
+from engram.mcp_server.profiles import TOOLS, select
 from engram.service import requests as rq
 from engram.service.daemon import DaemonEngram, DaemonUnreachable
 from engram.service.deep import DeepSearchResult
 from engram.service.semantic import EmbeddingState
-from engram.service.upkeep import IndexFile, Status
+from engram.service.upkeep import IndexFile, Status, VectorSearch
 
 
 def results(n: int, snippet: str = "a short snippet") -> dict[str, Any]:
@@ -141,6 +142,19 @@ def test_every_tool_schema_is_valid_and_described() -> None:
         assert all(p.get("description") for p in tool.schema["properties"].values()), tool.name
 
 
+def test_the_lean_set_offers_its_tools_with_their_everyday_arguments() -> None:
+    lean = {t.name: t for t in select("lean")}
+    assert len(lean) <= 8 and {"query", "get", "memory_recall", "note_edit"} <= set(lean)
+    assert set(lean["query"].schema["properties"]) == {"q", "n", "mode", "maxChars"}
+    request, _ = lean["query"].decode({"q": "x"})
+    assert request == rq.Query("x")  # what is not offered keeps its default
+    with pytest.raises(InvalidInputError, match="unknown argument 'expand'"):
+        lean["query"].decode({"q": "x", "expand": False})
+    assert [t.name for t in select("get, tags,get")] == ["get", "tags"]
+    with pytest.raises(InvalidInputError, match="no tool named 'nope'"):
+        select("get,nope")
+
+
 def test_writing_tools_say_so_in_their_hints() -> None:
     from engram.mcp_server.app import listed
 
@@ -248,7 +262,7 @@ def gateway(engram: Any, daemon: FakeDaemon | None, use_daemon: bool = True) -> 
     found = daemon if use_daemon else None
     return Gateway(
         lambda: DaemonEngram(lambda: found, SETTINGS, engram),  # type: ignore[arg-type,return-value]
-        Options(use_daemon=use_daemon),
+        Options(use_daemon=use_daemon, tools="all"),
     )
 
 
@@ -269,8 +283,7 @@ class FakeEngram:
             tags=0,
             contents=3,
             warnings=0,
-            vector_available=False,
-            vector_error=None,
+            vector_search=VectorSearch(False, None),
             embeddings=EmbeddingState(None, None, None, 0, 0, 0, 0, 0),
             models={},
             query_stages={},

@@ -30,6 +30,15 @@ from engram.cli.main import State, cli, configure_logging, pass_state
     help="createdBy of the facts this server stores (default $ENGRAM_AGENT_ID, else mcp).",
 )
 @click.option(
+    "--tools",
+    metavar="lean|all|NAME,...",
+    envvar="ENGRAM_MCP_TOOLS",
+    default="lean",
+    show_default=True,
+    help="The tools listed: lean (8 everyday tools), all, or tool names separated by commas "
+    "(default $ENGRAM_MCP_TOOLS, else lean).",
+)
+@click.option(
     "--no-daemon",
     is_flag=True,
     help="Work in-process even when `engram serve` is running for this index.",
@@ -47,16 +56,24 @@ def mcp(
     vault: str | None,
     index_name: str | None,
     agent: str,
+    tools: str,
     no_daemon: bool,
     log_level: str,
 ) -> None:
     """Serve Engram's tools to an MCP host (Claude Desktop, Claude Code, Cursor...) over
-    stdin/stdout: search, read, memory and graph. Uses the running `engram serve` of the
-    index when there is one (warm models), else works in-process. See docs/mcp.md.
+    stdin/stdout: search, read, memory, notes and graph. Uses the running `engram serve` of
+    the index when there is one (warm models), else works in-process. See docs/mcp.md.
     """
     from engram.cli.root import open_engram
+    from engram.errors import InvalidInputError
     from engram.mcp_server.app import serve
     from engram.mcp_server.gateway import Gateway, Options
+    from engram.mcp_server.profiles import select
+
+    try:
+        select(tools)
+    except InvalidInputError as exc:
+        raise click.BadParameter(f"{exc.message}; {exc.hint}", param_hint="--tools") from None
 
     configure_logging(log_level)
     if index_name:
@@ -64,7 +81,7 @@ def mcp(
     settings = state.settings
     gateway = Gateway(
         make_engram=lambda: open_engram(settings, use_daemon=not no_daemon),
-        options=Options(vault=vault, agent=agent, use_daemon=not no_daemon),
+        options=Options(vault=vault, agent=agent, use_daemon=not no_daemon, tools=tools),
     )
     if sys.stdin.isatty():
         click.echo(

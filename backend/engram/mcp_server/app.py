@@ -1,9 +1,10 @@
-"""The MCP server: the tool list, one dispatcher that checks arguments and turns every failure
+"""The MCP server: the tool set, one dispatcher that checks arguments and turns every failure
 into an MCP error, and the stdio entry the CLI calls (`serve`)."""
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from typing import Any, cast
 
 import anyio
@@ -15,23 +16,12 @@ from mcp.shared.exceptions import MCPError
 
 from engram import __version__
 from engram.errors import EngramError, NotFoundError
-from engram.mcp_server import tools_graph, tools_memory, tools_notes, tools_search
+from engram.mcp_server import profiles
 from engram.mcp_server.gateway import Gateway
 from engram.mcp_server.schema import Tool
 from engram.mcp_server.stdio import Lines, claim_stdin, forward
 
 log = logging.getLogger("engram.mcp")
-TOOLS: tuple[Tool[Any, Any], ...] = (
-    tools_search.TOOLS + tools_memory.TOOLS + tools_graph.TOOLS + tools_notes.TOOLS
-)
-INSTRUCTIONS = (
-    "Engram is the user's local search and memory over their Obsidian vault and markdown "
-    "folders. Start a session with memory_wake (or memory_get_context for a task); find notes "
-    "with query (best), search (exact words) or vsearch (meaning) and read them with get; store "
-    "durable decisions, preferences and lessons with memory_store_fact and find them with "
-    "memory_recall; explore links with the graph_* tools; active_note is what the user has "
-    "open in Obsidian. Save progress with memory_checkpoint and finish with memory_end_session."
-)
 
 
 def listed(tool: Tool[Any, Any]) -> types.Tool:
@@ -42,7 +32,6 @@ def listed(tool: Tool[Any, Any]) -> types.Tool:
         description=tool.description,
         input_schema=dict(tool.schema),
         annotations=types.ToolAnnotations(
-            title=tool.title,
             read_only_hint=tool.read_only,
             destructive_hint=tool.destructive and not tool.read_only,
             idempotent_hint=tool.read_only or tool.idempotent,
@@ -69,15 +58,23 @@ def describe(exc: EngramError) -> str:
 
 
 async def call(
-    gateway: Gateway, name: str, arguments: dict[str, Any] | None
+    gateway: Gateway,
+    name: str,
+    arguments: dict[str, Any] | None,
+    tools: Sequence[Tool[Any, Any]] | None = None,
 ) -> types.CallToolResult:
-    """Run one tool; any failure becomes an isError result, never a crash."""
-    tool = next((t for t in TOOLS if t.name == name), None)
+    """Run one of `tools` (default: the gateway's tool set); any failure becomes an isError
+    result, never a crash."""
+    offered = profiles.select(gateway.options.tools) if tools is None else tools
+    tool = next((t for t in offered if t.name == name), None)
     if tool is None:
-        raise MCPError(
-            types.INVALID_PARAMS,
-            f"unknown tool {name!r}; Engram's tools are: {', '.join(t.name for t in TOOLS)}",
+        names = ", ".join(t.name for t in offered)
+        more = (
+            f" ({name} is in the full set: engram mcp --tools all)"
+            if any(t.name == name for t in profiles.TOOLS)
+            else ""
         )
+        raise MCPError(types.INVALID_PARAMS, f"unknown tool {name!r}; the tools are: {names}{more}")
     try:
         request, extra = tool.decode(arguments)
         text = await tool.run(gateway, request, extra)
@@ -93,23 +90,25 @@ async def call(
 
 
 def create_server(gateway: Gateway) -> Server[Any]:
-    """The MCP server over `gateway`."""
+    """The MCP server over `gateway`, offering the tool set its options name."""
+    tools = profiles.select(gateway.options.tools)
+    listing = types.ListToolsResult(tools=[listed(t) for t in tools])
 
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=[listed(t) for t in TOOLS])
+        return listing
 
     async def call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        return await call(gateway, params.name, params.arguments)
+        return await call(gateway, params.name, params.arguments, tools)
 
     return Server(
         "engram",
         version=__version__,
         title="Engram",
-        instructions=INSTRUCTIONS,
+        instructions=profiles.instructions(gateway.options.tools),
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )

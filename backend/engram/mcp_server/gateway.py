@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 import anyio
 import anyio.to_thread
 
+from engram import codec
 from engram.errors import EngramError, storage_error
 
 if TYPE_CHECKING:
@@ -100,9 +101,8 @@ class Gateway:
         if served.daemon_status is not None:
             by = {"daemon": True, "pid": served.daemon_pid, "port": served.daemon_port}
             return {"servedBy": by, **served.daemon_status}
-        from engram.service import wire  # Status is the one result the codec cannot read yet
-
-        return {"servedBy": {"daemon": False}, **wire.status_to_json(served.status)}
+        status: dict[str, Any] = codec.encode(served.status)
+        return {"servedBy": {"daemon": False}, **status}
 
     async def active_note(self) -> ActiveNote:
         """The note Obsidian last reported open to the live daemon."""

@@ -13,8 +13,9 @@ ELLIPSIS = "…"
 
 
 def dump(value: Any) -> str:
-    """The JSON text agents read: one space indent, Unicode kept."""
-    return json.dumps(value, ensure_ascii=False, indent=1, default=str)
+    """The JSON text agents read: compact (indentation costs tokens, not meaning), Unicode
+    kept."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
 def fit_json(payload: Mapping[str, Any], max_chars: int, hint: str = "") -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from engram import codec
@@ -50,8 +50,9 @@ class Tool(Generic[A, X]):
     the behaviour hints hosts use to decide what needs the user's confirmation.
 
     `args`: the request type whose fields the tool takes (its wire names and bounds);
-    `omit`: wire names of its fields the server fills in itself (the agent, the source);
-    `extra`: the tool's own arguments (output budget, paging); `docs`: descriptions for
+    `extra`: the tool's own arguments (output budget, paging); `omit`: wire names of
+    fields not offered (the server fills them in, or a lean profile leaves them at their
+    defaults); `docs`: descriptions for
     fields whose type gives none. `read_only`: changes nothing. `destructive`: may
     overwrite, move or remove what exists (False: only adds). `idempotent`: repeating a
     successful call with the same arguments changes nothing more."""
@@ -73,10 +74,10 @@ class Tool(Generic[A, X]):
         """The input schema: the fields of `args` (less `omit`) and of `extra`."""
         props: dict[str, Any] = {}
         required: list[str] = []
-        parts: tuple[tuple[type, tuple[str, ...]], ...] = ((self.args, self.omit), (self.extra, ()))
-        for cls, skip in parts:
+        kinds: tuple[type, type] = (self.args, self.extra)
+        for cls in kinds:
             for f in codec.fields_of(cls):
-                if f.wire in skip:
+                if f.wire in self.omit:
                     continue
                 assert f.wire not in props, f"{self.name}: {f.wire} is given twice"
                 props[f.wire] = _property(f, self.docs.get(f.wire))
@@ -87,6 +88,12 @@ class Tool(Generic[A, X]):
             out["required"] = required
         out["additionalProperties"] = False
         return out
+
+    def only(self, names: tuple[str, ...]) -> Tool[A, X]:
+        """This tool offering only the arguments `names`; the others keep their defaults."""
+        offered = set(self.schema["properties"])
+        assert set(names) <= offered, f"{self.name} has no {sorted(set(names) - offered)}"
+        return replace(self, omit=(*self.omit, *sorted(offered - set(names))))
 
     def decode(self, arguments: Mapping[str, Any] | None) -> tuple[A, X]:
         """The arguments as the request and the extras, or InvalidInputError saying what is

@@ -29,21 +29,14 @@ async def _collection(gw: Gateway, x: args.InCollection, note: str | None = None
 
 
 async def backlinks(gw: Gateway, r: args.Backlinks, x: args.Page) -> str:
-    """Links to a note, each with its line's text."""
+    """The notes that link to a note, each with its linking lines, a page of notes at a time."""
     found = await gw.run(Engram.backlinks, r.note, await _collection(gw, x, r.note))
-    links = [
-        {
-            "path": link.path,
-            "line": link.line,
-            "context": link.context,
-            "heading": link.heading,
-            "display": link.display,
-            "embed": link.embed or None,
-        }
-        for link in found.links
-    ]
-    head = {"note": found.note.path, "title": found.note.title}
-    return fit_page(head, "links", links, x.cursor, x.limit, x.max_chars)
+    by_note: dict[str, dict[int, str]] = {}
+    for link in found.links:  # two links on one line: the line once
+        by_note.setdefault(link.path or link.target, {}).setdefault(link.line, link.context)
+    notes = [{"path": path, "lines": list(lines.items())} for path, lines in by_note.items()]
+    head = {"note": found.note.path, "title": found.note.title, "links": len(found.links)}
+    return fit_page(head, "from", notes, x.cursor, x.limit, x.max_chars)
 
 
 async def neighbors(gw: Gateway, r: rq.Neighbors, x: args.Edges) -> str:
@@ -87,8 +80,8 @@ TOOLS: tuple[Tool[Any, Any], ...] = (
     Tool(
         "graph_backlinks",
         "Backlinks",
-        "Every link to a note from other notes, each with its line number and that line's "
-        "text. Use it to see where a topic, person or project is mentioned." + PAGED,
+        "The notes that link to a note, each with its linking lines as [line, text]. Use it to "
+        "see where a topic, person or project is mentioned; total counts the notes." + PAGED,
         args.Backlinks,
         args.Page,
         backlinks,

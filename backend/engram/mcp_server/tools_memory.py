@@ -184,7 +184,10 @@ TOOLS: tuple[Tool[Any, Any], ...] = (
         args.Budget,
         recall,
         omit=("agent",),
-        docs={**FACT_DOCS, "q": "what to recall; empty: the most important recent facts"},
+        docs={
+            "q": "what to recall; empty: the most important recent facts",
+            "type": "only this fact type (decision, preference, lesson...)",
+        },
     ),
     Tool(
         "memory_get_context",

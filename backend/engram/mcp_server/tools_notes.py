@@ -155,8 +155,8 @@ TOOLS: tuple[Tool[Any, Any], ...] = (
         "note_edit",
         "Edit a note",
         "Change a note: append or prepend text (to the whole note or under heading), replace "
-        "the section under a heading, find/replace (exact or regex; count 0 = all), set or "
-        "remove frontmatter properties (others untouched). Read the note with get first and "
+        "the section under a heading, find and replace text, set or remove frontmatter "
+        "properties (others untouched). Read the note with get first and "
         "pass its hash as expectedHash. " + RETURNS,
         rq.NoteEdit,
         args.InCollection,

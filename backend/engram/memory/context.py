@@ -11,6 +11,7 @@ least MIN_CUT_TOKENS remain, else skipped.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
@@ -73,8 +74,57 @@ def profile_order(profile: str) -> tuple[str, ...]:
 def fit(items: Iterable[ContextItem], profile: str, budget: int) -> list[ContextItem]:
     """Items in profile order that fit the budget; the joined text never exceeds it.
 
-    The same `ref` is kept once, at its first (highest-priority) place.
+    The same `ref` is kept once, at its first (highest-priority) place, and a daily note
+    leaves out its lines about facts the context holds anyway (a daily note lists the day's
+    facts): the budget they took goes to what the context does not say yet.
     """
+    items = list(items)
+    chosen = _fit(items, profile, budget)
+    for _ in range(3):  # each pass may take in more facts, whose daily lines then go
+        told = {it.ref.removesuffix(".md") for it in chosen if it.source != "daily"}
+        again = _fit([_untold(it, told) for it in items], profile, budget)
+        if again == chosen:
+            break
+        chosen = again
+    return chosen
+
+
+def _untold(item: ContextItem, told: set[str]) -> ContextItem:
+    """A daily note without its list lines linking to a note in `told`, and without the
+    headings whose every line went; other items as they are."""
+    if item.source != "daily" or not told:
+        return item
+    lines = item.text.split("\n")
+    gone = {i for i, ln in enumerate(lines) if _is_item(ln) and _links_to(ln, told)}
+    if not gone:
+        return item
+    for i, ln in enumerate(lines):
+        under = [j for j in _section(lines, i) if _is_item(lines[j])] if ln.startswith("#") else []
+        if under and set(under) <= gone:
+            gone.add(i)
+    text = "\n".join(ln for i, ln in enumerate(lines) if i not in gone).strip()
+    return replace(item, text=re.sub(r"\n{3,}", "\n\n", text))
+
+
+def _is_item(line: str) -> bool:
+    return line.lstrip().startswith("- ")
+
+
+def _links_to(line: str, told: set[str]) -> bool:
+    return any(f"[[{ref}|" in line or f"[[{ref}]]" in line for ref in told)
+
+
+def _section(lines: list[str], heading: int) -> list[int]:
+    """The indexes of the lines under the heading at `heading`, up to the next heading."""
+    out = []
+    for j in range(heading + 1, len(lines)):
+        if lines[j].startswith("#"):
+            break
+        out.append(j)
+    return out
+
+
+def _fit(items: list[ContextItem], profile: str, budget: int) -> list[ContextItem]:
     if budget < 0:
         raise InvalidInputError("the token budget must be zero or more")
     rank = {source: i for i, source in enumerate(profile_order(profile))}
