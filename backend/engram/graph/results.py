@@ -27,7 +27,7 @@ class LinkRef:
     line: int  # line of the link in the note it is written in
     context: str  # that line's text
     target: str  # as written, without #heading or |display
-    kind: str  # wikilink | markdown | frontmatter
+    kind: str  # wikilink | markdown | frontmatter | canvas (a file node)
     embed: bool
     heading: str | None = None
     block: str | None = None
