@@ -12,7 +12,6 @@ from engram.errors import InvalidInputError, NotFoundError
 from engram.search import bm25, snippets
 from engram.search.query import ParsedQuery, QueryError, parse_query
 from engram.search.results import Document, SearchResult
-from engram.service.lanes import with_lane
 from engram.store import admin, pages
 from engram.store.filters import Filters
 from engram.store.fts import bigrams
@@ -76,8 +75,7 @@ class RetrievalService:
     def parse(
         self, query: str, collections: Iterable[str] = (), filters: Filters | None = None
     ) -> ParsedQuery:
-        """Parse a query and merge flag filters; unknown collections are an error. The
-        person's notes are kept unless the query asks for Engram's memory (service/lanes.py)."""
+        """Parse a query and merge flag filters; unknown collections are an error."""
         try:
             q = parse_query(query)
         except QueryError as exc:
@@ -88,7 +86,7 @@ class RetrievalService:
         q = q.with_filters(extra)
         for name in q.filters.collections:
             self._core.require_collection(name)
-        return with_lane(q, self._core.settings)
+        return q
 
     def search(
         self,
