@@ -82,6 +82,15 @@ VAULT = {
 }
 
 
+def said(report: indexer.UpdateReport) -> dict[str, str]:
+    """The update's warnings by path (a warning is a tuple or an IndexWarning)."""
+    out: dict[str, str] = {}
+    for w in report.warnings:
+        _, path, message = w if isinstance(w, tuple) else (w.collection, w.path, w.message)
+        out[path] = message
+    return out
+
+
 @contextmanager
 def facade(tmp: Path, index: str = "index") -> Iterator[Engram]:
     env = {
@@ -173,13 +182,16 @@ def test_pdfs_without_text_are_reported_and_encrypted_ones_skipped(
     with facade(tmp_path) as e:
         e.collection_add(str(vault), "v")
         report = e.update()
-        said = {(w.path, w.message) for w in report.warnings}
-        assert ("scan.pdf", pdf.NO_TEXT) in said
+        warned = said(report)
+        assert warned["scan.pdf"] == pdf.NO_TEXT
         if encrypted.is_file():
-            assert any(p == "locked.pdf" and "encrypted" in m for p, m in said)
+            assert "encrypted" in warned["locked.pdf"]
             with pytest.raises(NotFoundError):
                 e.get("locked.pdf")
         assert e.get("scan.pdf").text.strip() == ""
+        files = e.status().files
+        assert files.no_text == ("v/scan.pdf",)
+        assert (files.pdfs, files.canvases) == (2, 1)
 
 
 def test_an_unchanged_pdf_is_never_read_again(
@@ -287,10 +299,10 @@ def test_hostile_pdfs_are_bounded_and_every_note_is_indexed(tmp_path: Path) -> N
         paths = {r[0] for r in db.conn.execute("SELECT path FROM documents")}
         assert set(notes) <= paths
         assert {"pages.pdf", "xref.pdf"} <= paths
-        said = {w.path: w.message for w in report.warnings}
-        assert "first 5,000 are indexed" in said["pages.pdf"]
-        assert "skipped" in said["bomb.pdf"] and "bomb.pdf" not in paths
-        assert "skipped" in said["half.pdf"] and "skipped" in said["junk.pdf"]
+        warned = said(report)
+        assert "first 5,000 are indexed" in warned["pages.pdf"]
+        assert "skipped" in warned["bomb.pdf"] and "bomb.pdf" not in paths
+        assert "skipped" in warned["half.pdf"] and "skipped" in warned["junk.pdf"]
         text = db.conn.execute(
             "SELECT c.text FROM content c JOIN documents d ON d.hash = c.hash"
             " WHERE d.path = 'xref.pdf'"

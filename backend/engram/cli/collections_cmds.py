@@ -249,6 +249,14 @@ def status(state: State, as_json: bool) -> None:
         say(f"  {c.name}: {c.documents} docs in {c.path} ({c.pattern})")
     for overlap in info.overlaps:
         warn(overlap)
+    files = info.files
+    if files.pdfs or files.canvases:
+        say(
+            f"  PDFs: {files.pdfs} ({files.pdf_passages} passages), "
+            f"canvases: {files.canvases} ({files.canvas_passages} passages)"
+        )
+    for path in files.no_text:
+        warn(f"{path}: no text (scanned?)")
     if info.warnings:
         say(f"{info.warnings} notes were indexed with warnings (see: engram doctor)")
     vec = "available" if info.vector_available else f"unavailable: {info.vector_error}"

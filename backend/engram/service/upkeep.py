@@ -55,6 +55,17 @@ class CollectionCount:
 
 
 @dataclass(frozen=True)
+class FileKinds:
+    """PDFs and canvases indexed, the passages each gave, and PDFs with no text layer."""
+
+    pdfs: int = 0
+    pdf_passages: int = 0
+    canvases: int = 0
+    canvas_passages: int = 0
+    no_text: tuple[str, ...] = ()  # collection/path of PDFs that are only images (scans?)
+
+
+@dataclass(frozen=True)
 class Status:
     """What is indexed, where, and how fresh (`engram status`; JSON: service/wire.py)."""
 
@@ -74,6 +85,7 @@ class Status:
     query_stages: dict[str, str]
     languages: LanguageReport
     overlaps: tuple[str, ...] = ()  # collections over the same notes, each with its fix
+    files: FileKinds = FileKinds()
 
 
 @dataclass(frozen=True)
@@ -156,6 +168,7 @@ class UpkeepService:
             query_stages=self._ops.query_stages(),
             languages=self.language_report(),
             overlaps=tuple(o.describe() for o in overlaps(self._core.settings.collections)),
+            files=_file_kinds(conn),
         )
 
     def language_report(self) -> LanguageReport:
@@ -443,3 +456,15 @@ def _count(n: int, noun: str) -> str:
 def _plain(text: str) -> str:
     """Benchmark queries are natural language: keep filter syntax out of the way."""
     return " ".join(w.lstrip("-") for w in text.replace(":", " ").replace('"', " ").split())
+
+
+def _file_kinds(conn: Any) -> FileKinds:
+    """PDFs and canvases in the index, for status."""
+    from engram.vault.pdf import NO_TEXT
+
+    found = admin.file_kinds(conn, NO_TEXT)
+    (pdfs, pdf_passages), (canvases, canvas_passages) = (
+        found["counts"]["pdf"],
+        found["counts"]["canvas"],
+    )
+    return FileKinds(pdfs, pdf_passages, canvases, canvas_passages, tuple(found["no_text"]))

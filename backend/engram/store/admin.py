@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 _DOC = (
@@ -85,6 +86,28 @@ def totals(conn: Any) -> dict[str, int]:
         "contents": one("SELECT count(*) FROM content"),
         "warnings": one("SELECT count(*) FROM documents WHERE warnings != '[]'"),
     }
+
+
+def file_kinds(conn: Any, no_text: str, limit: int = 20) -> dict[str, Any]:
+    """PDFs and canvases indexed, the passages each kind gave, and the PDFs whose warnings
+    say `no_text` (no text layer), as collection/path (at most `limit`)."""
+    counts = {"pdf": [0, 0], "canvas": [0, 0]}
+    rows = conn.execute(
+        "SELECT lower(substr(d.path, -4)) = '.pdf', count(DISTINCT d.id), count(c.id)"
+        " FROM documents d LEFT JOIN chunks c ON c.doc_hash = d.hash"
+        " WHERE lower(d.path) LIKE '%.pdf' OR lower(d.path) LIKE '%.canvas' GROUP BY 1"
+    )
+    for is_pdf, documents, passages in rows:
+        counts["pdf" if is_pdf else "canvas"] = [int(documents), int(passages)]
+    scanned = [
+        f"{r[0]}/{r[1]}"
+        for r in conn.execute(
+            "SELECT collection, path FROM documents WHERE lower(path) LIKE '%.pdf'"
+            " AND instr(warnings, ?) > 0 ORDER BY collection, path LIMIT ?",
+            (json.dumps(no_text)[1:-1], limit),
+        )
+    ]
+    return {"counts": counts, "no_text": scanned}
 
 
 def documents_with_warnings(conn: Any, limit: int = 20) -> list[Any]:
