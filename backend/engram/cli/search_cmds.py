@@ -23,10 +23,50 @@ from engram.cli.main import (
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+_FILTER_FLAGS = [
+    click.option(
+        "--path",
+        "paths",
+        multiple=True,
+        metavar="PREFIX",
+        help="Only notes under this path prefix (repeatable: any of them), like path:.",
+    ),
+    click.option(
+        "--tag",
+        "tags",
+        multiple=True,
+        metavar="TAG",
+        help="Only notes with this tag or a subtag (repeatable: all of them), like tag:.",
+    ),
+    click.option(
+        "--type",
+        "doc_type",
+        metavar="TYPE",
+        help="Only notes whose frontmatter type is TYPE, like type:decision.",
+    ),
+    click.option(
+        "--where",
+        multiple=True,
+        metavar="KEY:VALUE",
+        help="Only notes whose frontmatter or inline field KEY is VALUE (repeatable).",
+    ),
+    click.option(
+        "--after", metavar="DATE", help="Notes dated on or after DATE (YYYY[-MM[-DD]], today)."
+    ),
+    click.option("--before", metavar="DATE", help="Notes dated before DATE."),
+    click.option(
+        "--memory",
+        is_flag=True,
+        help="Also Engram's memory (facts, ledger, daily notes), like kind:all; "
+        "by default only your notes.",
+    ),
+]
+
+
 def filter_options(func: F) -> F:
-    """--path, --tag, --type, --where, --after, --before: handed to the command as one
-    `filters` argument in the inline query syntax, which the parser reads into the same
-    filters as `path:` `tag:` `type:` `key:value` `after:` `before:` typed in the query."""
+    """--path, --tag, --type, --where, --after, --before, --memory: handed to the command as
+    one `filters` argument in the inline query syntax, which the parser reads into the same
+    filters as `path:` `tag:` `type:` `key:value` `after:` `before:` `kind:` in the query."""
 
     @functools.wraps(func)
     def command(
@@ -37,47 +77,16 @@ def filter_options(func: F) -> F:
         where: tuple[str, ...],
         after: str | None,
         before: str | None,
+        memory: bool,
         **kwargs: Any,
     ) -> Any:
         from engram.service import filter_syntax
 
         fields = ((f"type:{doc_type}",) if doc_type else ()) + where
-        kwargs["filters"] = filter_syntax(paths, tags, fields, after, before)
+        kwargs["filters"] = filter_syntax(paths, tags, fields, after, before, memory)
         return func(*args, **kwargs)
 
-    opts = [
-        click.option(
-            "--path",
-            "paths",
-            multiple=True,
-            metavar="PREFIX",
-            help="Only notes under this path prefix (repeatable: any of them), like path:.",
-        ),
-        click.option(
-            "--tag",
-            "tags",
-            multiple=True,
-            metavar="TAG",
-            help="Only notes with this tag or a subtag (repeatable: all of them), like tag:.",
-        ),
-        click.option(
-            "--type",
-            "doc_type",
-            metavar="TYPE",
-            help="Only notes whose frontmatter type is TYPE, like type:decision.",
-        ),
-        click.option(
-            "--where",
-            multiple=True,
-            metavar="KEY:VALUE",
-            help="Only notes whose frontmatter or inline field KEY is VALUE (repeatable).",
-        ),
-        click.option(
-            "--after", metavar="DATE", help="Notes dated on or after DATE (YYYY[-MM[-DD]], today)."
-        ),
-        click.option("--before", metavar="DATE", help="Notes dated before DATE."),
-    ]
-    for opt in reversed(opts):
+    for opt in reversed(_FILTER_FLAGS):
         command = opt(command)
     return cast(F, command)
 
@@ -145,8 +154,9 @@ def search(
     filters: str,
 ) -> None:
     """Keyword search (BM25). Words rank by relevance; "phrases" are required;
-    -word excludes; word* is a prefix; filters: path: tag: collection: after: before: key:value
-    in the query, or the filter flags.
+    -word excludes; word* is a prefix; filters: path: tag: collection: kind: after: before:
+    key:value in the query (-path: and the like leave out), or the filter flags. Your notes
+    only, unless --memory or kind:memory asks for Engram's facts, ledger and daily notes.
     """
     from engram.cli.formats import render_results
 

@@ -9,7 +9,7 @@ links on one 1 MB line thus costs one pass over the line, not one per link.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from engram.graph.results import LinkRef, UnresolvedLink
@@ -25,10 +25,12 @@ LinkKey = tuple[str, str, str | None, str | None, str | None, bool]
 Reader = Callable[[str, int, LinkKey], str]
 
 
-def backlinks(conn: Any, doc_id: int, limit: int | None = None) -> list[LinkRef]:
-    """Every link that resolves to the note, from any note (itself included), by path, line
-    (the first `limit` of them)."""
-    rows = store.backlinks(conn, doc_id)[:limit]
+def backlinks(
+    conn: Any, doc_id: int, limit: int | None = None, leave_out: Sequence[str] = ()
+) -> list[LinkRef]:
+    """Every link that resolves to the note, from any note (itself included) but those under
+    the `leave_out` path prefixes, by path, line (the first `limit` of them)."""
+    rows = store.backlinks(conn, doc_id, leave_out)[:limit]
     lines = _line_reader(conn, [r.source_hash for r in rows])
     return [_ref(r, r.other_path, True, lines) for r in rows]
 

@@ -2,7 +2,8 @@
 
 Words are OR-ed and ranked (a pasted paragraph still finds things), `"phrases"` are required,
 `-word` / `-"phrase"` exclude, `word*` is a prefix, and `key:value` filters: `path:`, `tag:`,
-`collection:`, `after:`, `before:`, and any frontmatter or inline field (`type:decision`).
+`collection:`, `kind:` (note, memory or all), `after:`, `before:`, and any frontmatter or inline
+field (`type:decision`). A filter with a `-` before it leaves out what it names (`-path:Engram/`).
 """
 
 from __future__ import annotations
@@ -13,13 +14,14 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
-from engram.store.filters import Filters
+from engram.store.filters import KINDS, Filters
 from engram.store.fts import CJK_RUN
 
 _TOKEN = re.compile(r'(-?)([A-Za-z_][\w.-]*:)?"([^"]*)"?|(\S+)')
 _FILTER = re.compile(r"^([A-Za-z_][\w.-]*):(.+)$")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-FILTER_KEYS = {"path", "tag", "collection", "col", "after", "before"}
+FILTER_KEYS = {"path", "tag", "collection", "col", "kind", "after", "before"}
+KIND_WORDS = {"note": ("note",), "notes": ("note",), "memory": ("memory",), "all": KINDS}
 
 STOPWORDS = frozenset(
     [
@@ -213,6 +215,12 @@ class ParsedQuery:
             after=max(filter(None, (f.after, extra.after)), default=None),
             before=min(filter(None, (f.before, extra.before)), default=None),
             doc_ids=extra.doc_ids if extra.doc_ids is not None else f.doc_ids,
+            kinds=tuple(dict.fromkeys(f.kinds + extra.kinds)),
+            not_collections=f.not_collections + extra.not_collections,
+            not_path_prefixes=f.not_path_prefixes + extra.not_path_prefixes,
+            not_tags=f.not_tags + extra.not_tags,
+            not_fields=f.not_fields + extra.not_fields,
+            memory_paths=f.memory_paths + extra.memory_paths,
         )
         return replace(self, filters=merged)
 
@@ -233,6 +241,12 @@ class _Collected:
     fields: list[tuple[str, str]] = field(default_factory=list)
     after: str | None = None
     before: str | None = None
+    kinds: list[str] = field(default_factory=list)
+    not_kinds: list[str] = field(default_factory=list)
+    not_collections: list[str] = field(default_factory=list)
+    not_path_prefixes: list[str] = field(default_factory=list)
+    not_tags: list[str] = field(default_factory=list)
+    not_fields: list[tuple[str, str]] = field(default_factory=list)
 
 
 def parse_query(raw: str) -> ParsedQuery:
@@ -242,7 +256,7 @@ def parse_query(raw: str) -> ParsedQuery:
     for m in _TOKEN.finditer(raw):
         neg, fkey, quoted, bare = m.group(1), m.group(2), m.group(3), m.group(4)
         if quoted is not None and fkey:
-            _add_filter(c, fkey[:-1], quoted)
+            (_leave_out if neg else _add_filter)(c, fkey[:-1], quoted)
         elif quoted is not None:
             if _has_word(quoted):
                 (c.excluded if neg else c.phrases).append(quoted.strip())
@@ -253,6 +267,8 @@ def parse_query(raw: str) -> ParsedQuery:
             # "judgement:”" in pasted prose is a word before a quote mark, not a filter
             if fm and _has_word(fm.group(2)) and not fm.group(2).startswith("//"):
                 _add_filter(c, fm.group(1), fm.group(2))
+            elif (nm := _FILTER.match(bare[1:])) and bare.startswith("-") and _has_word(nm[2]):
+                _leave_out(c, nm.group(1), nm.group(2))  # -path:Engram/, -tag:draft
             else:
                 _add_word(bare, c.terms, c.prefixes, c.excluded, c.cjk, c.free)
     return _parsed(c)
@@ -266,12 +282,49 @@ def _add_filter(c: _Collected, key: str, value: str) -> None:
         c.path_prefixes.append(value)
     elif k == "tag":
         c.tags.append(value.lstrip("#"))
+    elif k == "kind":
+        c.kinds.extend(_kind(value))
     elif k == "after":
         c.after = parse_date(value, "after")
     elif k == "before":
         c.before = parse_date(value, "before")
     else:
         c.fields.append((key, value))
+
+
+def _leave_out(c: _Collected, key: str, value: str) -> None:
+    """A filter with `-` before it: what it names is left out."""
+    k = key.lower()
+    if k in ("collection", "col"):
+        c.not_collections.append(value)
+    elif k == "path":
+        c.not_path_prefixes.append(value)
+    elif k == "tag":
+        c.not_tags.append(value.lstrip("#"))
+    elif k == "kind":
+        c.not_kinds.extend(_kind(value))
+    elif k in ("after", "before"):
+        other = "before" if k == "after" else "after"
+        raise QueryError(f"-{k}: is not a filter; write {other}:{value} instead")
+    else:
+        c.not_fields.append((key, value))
+
+
+def _kind(value: str) -> tuple[str, ...]:
+    kinds = KIND_WORDS.get(value.strip().lower())
+    if kinds is None:
+        raise QueryError(f"kind: expects note, memory or all, got {value!r}")
+    return kinds
+
+
+def _kinds(c: _Collected) -> tuple[str, ...]:
+    """The kinds asked for: named ones, or every kind but the left-out ones."""
+    if not c.not_kinds:
+        return tuple(dict.fromkeys(c.kinds))
+    chosen = [k for k in (c.kinds or KINDS) if k not in c.not_kinds]
+    if not chosen:
+        raise QueryError("the kind: filters leave nothing: use kind:note, kind:memory or kind:all")
+    return tuple(chosen)
 
 
 def _parsed(c: _Collected) -> ParsedQuery:
@@ -293,6 +346,11 @@ def _parsed(c: _Collected) -> ParsedQuery:
             fields=tuple(c.fields),
             after=c.after,
             before=c.before,
+            kinds=_kinds(c),
+            not_collections=tuple(c.not_collections),
+            not_path_prefixes=tuple(c.not_path_prefixes),
+            not_tags=tuple(c.not_tags),
+            not_fields=tuple(c.not_fields),
         ),
         text=" ".join(c.free),
         counts={t: n for t, n in repeats.items() if n > 1},

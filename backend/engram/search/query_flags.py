@@ -1,8 +1,9 @@
 """Filters given as command-line flags, written in the inline query syntax.
 
-`--path P --tag T --where k:v --after D --before D` become `path:"P" tag:"T" k:"v" after:D
-before:D`, which `parse_query` reads into exactly the filters the same words typed in the query
-give. One textual form also travels unchanged to the daemon (`engram serve`) and in-process.
+`--path P --tag T --where k:v --after D --before D --memory` become `path:"P" tag:"T" k:"v"
+after:D before:D kind:all`, which `parse_query` reads into exactly the filters the same words
+typed in the query give. One textual form also travels unchanged to the daemon (`engram
+serve`) and in-process.
 """
 
 from __future__ import annotations
@@ -22,10 +23,13 @@ def filter_syntax(
     where: Sequence[str] = (),
     after: str | None = None,
     before: str | None = None,
+    memory: bool = False,
 ) -> str:
     """Inline query syntax for flag filters; `where` items are `key:value` (frontmatter or
-    inline fields, e.g. `type:decision`). InvalidInputError names the flag that is wrong."""
-    parts = [_quoted("path", p, "--path") for p in paths]
+    inline fields, e.g. `type:decision`); `memory`: Engram's memory too (`kind:all`).
+    InvalidInputError names the flag that is wrong."""
+    parts = ["kind:all"] if memory else []
+    parts += [_quoted("path", p, "--path") for p in paths]
     parts += [_quoted("tag", t.lstrip("#"), "--tag") for t in tags]
     for item in where:
         key, sep, value = item.partition(":")

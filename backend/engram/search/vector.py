@@ -154,7 +154,9 @@ def search(
     per_doc: int = 3,
 ) -> list[VectorHit]:
     """The n documents whose chunks are nearest the query (all when n is None)."""
-    allowed = None if filters.is_empty() else vectors.allowed_vectors(conn, filters)
+    # a filter that leaves a few notes out is checked on the nearest passages (_group): listing
+    # every other vector first would cost more than the search
+    allowed = vectors.allowed_vectors(conn, filters) if filters.narrows() else None
     total = index.count(conn) if allowed is None else len(allowed)
     want = total if n is None else n
     k = min(total, max(50, want * 5))

@@ -11,7 +11,7 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from engram.errors import InvalidInputError, NotFoundError
 from engram.graph.results import (
@@ -28,6 +28,7 @@ from engram.graph.results import (
     UnresolvedLink,
 )
 from engram.service.collections import covering
+from engram.service.lanes import generated_paths
 
 if TYPE_CHECKING:
     from engram.graph.model import VaultGraph
@@ -49,7 +50,7 @@ class _Vault:
     unresolved links need only the finder)."""
 
     def __init__(
-        self, key: tuple[int, int, int], finder: NoteFinder, load: Callable[[], VaultGraph]
+        self, key: tuple[Any, ...], finder: NoteFinder, load: Callable[[], VaultGraph]
     ) -> None:
         self.key = key
         self.finder = finder
@@ -115,7 +116,10 @@ class GraphService:
 
         name, vault = self.vault_graph(collection, note)
         ref = self._find_note(name, vault, note)
-        return NoteLinks(name, ref, tuple(links.backlinks(self.db.conn, ref.doc_id)))
+        generated = generated_paths(self._core.settings, name)  # restatements, not links
+        return NoteLinks(
+            name, ref, tuple(links.backlinks(self.db.conn, ref.doc_id, None, generated))
+        )
 
     def links(self, note: str, collection: str | None = None) -> NoteLinks:
         """Links written in a note, with where each resolves (None: nowhere)."""
@@ -135,10 +139,16 @@ class GraphService:
         return links.unresolved(self.db.conn, name, subpaths, vault.finder.alias_holder)
 
     def orphans(self, collection: str | None = None) -> list[NoteRef]:
-        """Notes with no link to or from another note."""
-        _, vault = self.vault_graph(collection)
+        """Notes with no link to or from another note (Engram's daily notes and ledger are
+        not in question: their links are not counted)."""
+        name, vault = self.vault_graph(collection)
         g = vault.graph
-        return [NoteRef(g.path_of(n), g.title_of(n), n) for n in g.orphans()]
+        generated = generated_paths(self._core.settings, name)
+        return [
+            NoteRef(g.path_of(n), g.title_of(n), n)
+            for n in g.orphans()
+            if not g.path_of(n).startswith(generated)
+        ]
 
     def neighbors(
         self, note: str, depth: int = 1, collection: str | None = None, direction: str = "both"
@@ -294,11 +304,14 @@ class GraphService:
         if pending_count(conn):  # links stored before resolution existed
             cols = [(c.name, c.path) for c in self._core.settings.collections]
             resolution.refresh(self.db, resolution.scopes(cols), [c for c, _ in cols])
-        key = (*resolution.generation(conn), store.note_count(conn, name))
+        generated = generated_paths(self._core.settings, name)
+        key = (*resolution.generation(conn), store.note_count(conn, name), generated)
 
         def load() -> VaultGraph:
+            # links in Engram's daily notes and ledger restate facts: they are not edges
             with self.db.read() as snapshot:
-                return VaultGraph(store.notes(snapshot, name), store.edges(snapshot, name))
+                edges = store.edges(snapshot, name, generated)
+                return VaultGraph(store.notes(snapshot, name), edges)
 
         with self._lock:
             vault = self._cache.get(name)

@@ -25,7 +25,7 @@ from engram.memory.results import (
 from engram.service.memory import MemoryService, VaultCtx
 from engram.store import activity, admin
 from engram.store import facts as facts_store
-from engram.store.filters import Filters
+from engram.store.filters import KINDS, Filters
 
 if TYPE_CHECKING:
     from engram.search.results import SearchResult
@@ -69,7 +69,7 @@ class RecallService:
             query,
             n=n,
             collections=[v.name],
-            filters=Filters(doc_ids=ids) if ids else None,
+            filters=Filters(doc_ids=ids) if ids else Filters(kinds=KINDS),  # facts: memory
             expand=False,
             rerank=False,
             min_similarity=self._core.settings.memory.min_similarity,

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from engram.codec import Score
 from engram.errors import EngramError, NotFoundError, UnavailableError
 from engram.memory.model import Fact
+from engram.service.lanes import generated_paths
 from engram.store import admin
 from engram.store import vectors as vector_store
 
@@ -103,7 +104,12 @@ class PanelService:
             and len(vector_store.embedded_hashes(conn, [c.text_hash for c in chunks]))
             == len({c.text_hash for c in chunks})
         )
-        backlinks = links.backlinks(conn, int(row["id"]), MAX_BACKLINKS) if row is not None else []
+        generated = generated_paths(self._core.settings, collection)  # restatements of facts
+        backlinks = (
+            links.backlinks(conn, int(row["id"]), MAX_BACKLINKS, generated)
+            if row is not None
+            else []
+        )
         return NotePanel(
             path=rel,
             collection=collection,

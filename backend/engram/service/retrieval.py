@@ -12,6 +12,7 @@ from engram.errors import InvalidInputError, NotFoundError
 from engram.search import bm25, snippets
 from engram.search.query import ParsedQuery, QueryError, parse_query
 from engram.search.results import Document, SearchResult
+from engram.service.lanes import with_lane
 from engram.store import admin, pages
 from engram.store.filters import Filters
 from engram.store.fts import bigrams
@@ -75,7 +76,8 @@ class RetrievalService:
     def parse(
         self, query: str, collections: Iterable[str] = (), filters: Filters | None = None
     ) -> ParsedQuery:
-        """Parse a query and merge flag filters; unknown collections are an error."""
+        """Parse a query and merge flag filters; unknown collections are an error. The
+        person's notes are kept unless the query asks for Engram's memory (service/lanes.py)."""
         try:
             q = parse_query(query)
         except QueryError as exc:
@@ -86,7 +88,7 @@ class RetrievalService:
         q = q.with_filters(extra)
         for name in q.filters.collections:
             self._core.require_collection(name)
-        return q
+        return with_lane(q, self._core.settings)
 
     def search(
         self,

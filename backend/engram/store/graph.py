@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,16 +49,25 @@ def lookup_rows(conn: Any, collection: str) -> list[tuple[int, str, str, list[st
     return [(r[0], r[1], r[2], json.loads(r[3] or "[]")) for r in rows]
 
 
-def edges(conn: Any, collection: str) -> list[tuple[int, int, int]]:
-    """(source id, target id, number of links) between different notes of a collection."""
+def edges(conn: Any, collection: str, leave_out: Sequence[str] = ()) -> list[tuple[int, int, int]]:
+    """(source id, target id, number of links) between different notes of a collection;
+    links written in notes under the `leave_out` path prefixes are not counted."""
+    not_in, params = _not_under(leave_out)
     rows = conn.execute(
         "SELECT l.doc_id, l.resolved_doc_id, count(*) FROM links l"
         " JOIN documents d ON d.id = l.doc_id"
         " WHERE d.collection = ? AND l.resolved_doc_id IS NOT NULL"
-        " AND l.resolved_doc_id != l.doc_id GROUP BY l.doc_id, l.resolved_doc_id",
-        (collection,),
+        f" AND l.resolved_doc_id != l.doc_id{not_in} GROUP BY l.doc_id, l.resolved_doc_id",
+        (collection, *params),
     )
     return [(r[0], r[1], r[2]) for r in rows]
+
+
+def _not_under(prefixes: Sequence[str]) -> tuple[str, list[str]]:
+    """SQL leaving out documents `d` under any of the path prefixes, and its parameters."""
+    sql = "".join(" AND d.path NOT LIKE ? ESCAPE '\\'" for _ in prefixes)
+    escaped = [p.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") for p in prefixes]
+    return sql, [e + "%" for e in escaped]
 
 
 def graph_file_state(conn: Any, collection: str) -> str | None:
@@ -82,13 +91,15 @@ def note_count(conn: Any, collection: str) -> int:
     return int(row.fetchone()[0])
 
 
-def backlinks(conn: Any, doc_id: int) -> list[LinkRow]:
-    """Links that resolve to a note, with the linking note, in path and line order."""
+def backlinks(conn: Any, doc_id: int, leave_out: Sequence[str] = ()) -> list[LinkRow]:
+    """Links that resolve to a note, with the linking note, in path and line order; links
+    written in notes under the `leave_out` path prefixes are not listed."""
+    not_in, params = _not_under(leave_out)
     rows = conn.execute(
         "SELECT d.id, d.path, d.title, d.hash, " + _FIELDS + " FROM links l"
-        " JOIN documents d ON d.id = l.doc_id WHERE l.resolved_doc_id = ?"
+        f" JOIN documents d ON d.id = l.doc_id WHERE l.resolved_doc_id = ?{not_in}"
         " ORDER BY d.path, l.line, l.id",
-        (doc_id,),
+        (doc_id, *params),
     )
     return [LinkRow(*r) for r in rows]
 
