@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from test_fact_crash import ledger_lines, stored_facts
 
+from engram.codec import encode
 from engram.errors import InvalidInputError
 from engram.mcp_server.app import call
 from engram.mcp_server.gateway import Gateway, Options
@@ -71,7 +72,7 @@ def test_a_daily_note_whose_marker_a_person_edited_blocks_nothing(
     assert len(second.warnings) == 1 and "was left as it is" in second.warnings[0]
     assert "Engram/daily/2026-03-05.md" in second.warnings[0]
     assert "engram daily 2026-03-05" in second.warnings[0]
-    assert second.to_dict()["warnings"] == list(second.warnings)
+    assert encode(second)["warnings"] == list(second.warnings)
     changed = mem.fact_update(first.id, importance=0.9)  # updates and archives too
     assert changed.importance == 0.9 and changed.warnings
     assert mem.fact_archive(second.id).lifecycle == "archived"

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from engram.codec import encode
 from engram.errors import InvalidInputError
 from engram.service import Engram
 from tests.integration.conftest import Clock
@@ -65,7 +66,7 @@ def test_a_reflection_gathers_the_week_and_regenerates_idempotently(
     assert not again.written and path.read_text() == mine  # same facts: not one byte written
     assert mem.reflections.due() is None  # it exists: the daemon leaves it
 
-    woke = mem.wake().to_dict()
+    woke = encode(mem.wake())
     assert woke["reflection"]["week"] == "2026-W10" and "bundles" in woke["reflection"]["text"]
     handoff = mem.memory_context(profile="handoff", budget=4000)
     assert "reflection" in [i.source for i in handoff.items]

@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from engram import config
+from engram.codec import encode
 from engram.errors import InvalidInputError, NotFoundError
 from engram.memory import format as fmt
 from engram.memory.notes import NoteConflict
@@ -72,7 +73,7 @@ def test_a_fact_is_a_readable_note(mem: Engram, vault: Path) -> None:
         tags=["pricing, #plans"],
         created_by="agent-7",
     )
-    assert set(fact.to_dict()) >= PLUGIN_KEYS
+    assert set(encode(fact)) >= PLUGIN_KEYS
     assert fact.fact_type == "decision" and fact.importance == 0.8 and fact.tier == "structural"
     assert fact.path.startswith("Engram/decisions/we-decided-to-pause-the-starter-plan-")
     assert fact.path.endswith(f"-{fact.id[:8]}.md")
@@ -296,7 +297,7 @@ def test_recall_counts_access_without_touching_the_note(
     assert [c.new for c in mem.fact_sweep(dry_run=True)] == ["active"]
     assert "lifecycleState: dormant" in read(vault, fact.path)
     assert [c.new for c in mem.fact_sweep()] == ["active"]
-    assert json.loads(json.dumps(mem.fact_get(fact.id).to_dict()))["lifecycleState"] == "active"
+    assert json.loads(json.dumps(encode(mem.fact_get(fact.id))))["lifecycleState"] == "active"
 
 
 @pytest.mark.parametrize(("value", "expected"), [(None, 0.30), (0.5, 0.5), ("0", 0.0), (1, 1.0)])

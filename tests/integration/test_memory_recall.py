@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from engram.codec import encode
 from engram.errors import InvalidInputError
 from engram.memory import ranking
 from engram.memory.neighbours import Neighbour
@@ -64,7 +65,7 @@ def test_recall_with_notes_includes_ordinary_notes(mem: Engram) -> None:
     # notes rank by relevance × recency like facts: pick the one this test is about
     note_hit = next(h for h in hits if h.path == "Projects/Pricing Model.md")
     assert note_hit.kind == "note" and note_hit.importance == ranking.NOTE_IMPORTANCE
-    assert note_hit.to_dict()["title"] == "Pricing Model"
+    assert encode(note_hit)["title"] == "Pricing Model"
     assert all(h.kind == "fact" for h in mem.recall("tiered pricing plans"))
 
 
@@ -89,7 +90,7 @@ def test_context_fills_the_budget_in_profile_order(mem: Engram) -> None:
     assert "People/Kenji Sato.md" in graph and not graph & searched  # linked from the hits
     planning = mem.memory_context("pricing model", "planning", 4000)
     assert planning.items[0].source == "search"
-    data = json.loads(json.dumps(full.to_dict()))
+    data = json.loads(json.dumps(encode(full)))
     assert data["usedTokens"] <= data["budget"] and {"source", "score", "ref"} <= set(
         data["items"][0]
     )

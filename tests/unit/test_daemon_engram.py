@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from engram.codec import encode
 from engram.config import Settings, Vault
 from engram.errors import UnavailableError
 from engram.service.daemon import DaemonEngram, DaemonUnreachable
@@ -110,6 +111,6 @@ def test_ledger_lines_go_to_the_daemon_with_their_numbers() -> None:
     daemon, local = Recording(reply), Local()
     line = {"role": "user", "text": "hi"}
     got = engram(daemon, local).ledger_append("bot", [(3, line)])  # type: ignore[arg-type]
-    assert got.to_dict() == reply
+    assert encode(got) == reply
     assert daemon.sent == [("POST /v1/ledger/raw", {"agent": "bot", "lines": [[3, line]]})]
     assert local.ran == []

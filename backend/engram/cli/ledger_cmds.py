@@ -41,7 +41,7 @@ def ledger_append(state: State, agent: str, vault: str | None, as_json: bool) ->
 
     result = state.engram.ledger_append(agent, list(decode_lines(text)), vault)
     if as_json:
-        echo_json(result.to_dict())
+        echo_json(result)
         return
     files = sorted({x.path for x in result.lines})
     say(f"{len(result.lines)} lines appended to {', '.join(files)}")
@@ -58,7 +58,7 @@ def ledger_observe(
     """Score a day's raw lines into observation lines (ledger/observations/...), once each."""
     result = state.engram.ledger_observe(agent, day, vault)
     if as_json:
-        echo_json(result.to_dict())
+        echo_json(result)
         return
     say(
         f"{result.day}: {result.added} observations added to {result.path} "
@@ -77,7 +77,7 @@ def ledger_archive(state: State, dry_run: bool, vault: str | None, as_json: bool
     (engram fact sweep does this too)."""
     moves = state.engram.ledger_archive(dry_run, vault)
     if as_json:
-        echo_json([m.to_dict() for m in moves])
+        echo_json(moves)
         return
     show_moves(moves, dry_run)
 
@@ -98,7 +98,7 @@ def reflect(state: State, week: str | None, vault: str | None, as_json: bool) ->
     the week, or "this week"; default: the last week that ended)."""
     result = state.engram.reflect(week, vault)
     if as_json:
-        echo_json(result.to_dict())
+        echo_json(result)
         return
     state_word = "written" if result.written else "unchanged"
     say(f"{result.path}: {result.facts} facts, {state_word}")

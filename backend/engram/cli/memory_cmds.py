@@ -9,6 +9,7 @@ import click
 
 from engram.cli.collections_cmds import language_hint
 from engram.cli.main import State, cli, daemon_option, echo_json, pass_state, say, warn
+from engram.codec import encode
 
 F = TypeVar("F", bound=Callable[..., Any])
 TYPES_HELP = (
@@ -38,9 +39,9 @@ def _line(fid: str, kind: str, importance: float, title: str, life: str, path: s
 def show_fact(fact: Any, as_json: bool) -> None:
     """A fact in full (JSON, or properties then text)."""
     if as_json:
-        echo_json(fact.to_dict())
+        echo_json(fact)
         return
-    data = fact.to_dict()
+    data = encode(fact)
     for key in (
         "id",
         "path",
@@ -100,7 +101,7 @@ def init(
     info = state.engram.init_vault(vault, name, facts_root, config_dir, index=not no_index)
     plan = state.engram.graph_colours(True, info.name) if graph_colours else None
     if as_json:
-        echo_json(info.to_dict() | ({"graphColours": plan.to_dict()} if plan else {}))
+        echo_json(encode(info) | ({"graphColours": encode(plan)} if plan else {}))
         return
     if plan is not None:
         from engram.cli.graph_files_cmds import show_plan
@@ -144,7 +145,7 @@ def fact() -> None:
 @vault_option
 @pass_state
 def fact_add(
-    state: State, text: tuple[str, ...], vault: str | None, as_json: bool, **fields: Any
+    state: State, /, text: tuple[str, ...], vault: str | None, as_json: bool, **fields: Any
 ) -> None:
     """Store TEXT as a fact note."""
     result = state.engram.fact_add(" ".join(text), vault=vault, **fields)
@@ -179,6 +180,7 @@ def fact_show(state: State, ref: str, vault: str | None, as_json: bool) -> None:
 @pass_state
 def fact_list(
     state: State,
+    /,
     states: tuple[str, ...],
     by_importance: bool,
     vault: str | None,
@@ -193,7 +195,7 @@ def fact_list(
         **filters,
     )
     if as_json:
-        echo_json([f.to_dict() for f in facts])
+        echo_json(facts)
         return
     if not facts:
         say("no facts yet: engram fact add TEXT")
@@ -219,6 +221,7 @@ def fact_list(
 @pass_state
 def fact_update(
     state: State,
+    /,
     ref: str,
     tags: tuple[str, ...],
     entities: tuple[str, ...],
@@ -280,7 +283,7 @@ def fact_supersede(
         scope=scope,
     )
     if as_json:
-        echo_json(result.to_dict())
+        echo_json(result)
     else:
         say(f"superseded: {fact_line(result.old)}")
         say(f"by:         {fact_line(result.new)}")
@@ -316,7 +319,7 @@ def fact_sweep(state: State, dry_run: bool, vault: str | None, as_json: bool) ->
     changes = state.engram.fact_sweep(dry_run, vault)
     moves = state.engram.ledger_archive(dry_run, vault)  # old observation days, too
     if as_json:
-        echo_json([c.to_dict() for c in changes])
+        echo_json(changes)
         return
     for c in changes:
         say(f"{c.id[:8]}  {c.old} -> {c.new}  {c.path}")

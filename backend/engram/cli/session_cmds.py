@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 @pass_state
 def recall(
     state: State,
+    /,
     query: tuple[str, ...],
     all_states: bool,
     deep: bool,
@@ -107,7 +108,7 @@ def daily(state: State, day: str | None, vault: str | None, as_json: bool) -> No
     """Regenerate the daily note of DAY (default today; a date or "yesterday")."""
     result = state.engram.daily(day, vault)
     if as_json:
-        echo_json(result.to_dict())
+        echo_json(result)
         return
     status = "written" if result.written else "unchanged"
     say(f"{result.path}: {result.facts} facts ({status})")
@@ -148,7 +149,7 @@ def memory_context(
     """Build context: facts by tier, daily notes, search hits, graph neighbours."""
     result = state.engram.memory_context(" ".join(query) or None, profile, budget, vault)
     if as_json:
-        echo_json(result.to_dict())
+        echo_json(result)
         return
     say(result.text)
     say(f"\n[{len(result.items)} items, {result.used_tokens}/{budget} tokens]", err=True)
@@ -173,9 +174,9 @@ def checkpoint(
     """Save where the session is; raises the dirty-exit flag until end-session."""
     cp = state.engram.checkpoint(working_on, focus, blocked, urgent, vault)
     if as_json:
-        echo_json(cp.to_dict())
+        echo_json(cp)
     else:
-        say(f"checkpoint saved at {cp.to_dict()['timestamp']}: {cp.working_on}")
+        say(f"checkpoint saved at {encode(cp)['timestamp']}: {cp.working_on}")
 
 
 @cli.command()
@@ -185,12 +186,12 @@ def wake(state: State, vault: str | None, as_json: bool) -> None:
     """Start a session: last checkpoint, dirty exit, recent memory (decayed by age)."""
     result = state.engram.wake(vault)
     if as_json:
-        echo_json(result.to_dict())
+        echo_json(result)
         return
     if result.dirty:
         say("the last session ended without end-session (dirty exit)")
     if result.checkpoint:
-        cp = result.checkpoint.to_dict()
+        cp = encode(result.checkpoint)
         say(f"last checkpoint {cp['timestamp']}: working on {cp['workingOn']}")
         for key in ("focus", "blocked"):
             if cp[key]:
@@ -225,7 +226,7 @@ def end_session(
     """End the session cleanly: clears the dirty-exit flag."""
     result = state.engram.end_session(summary, created_by, vault)
     if as_json:
-        echo_json(result.to_dict())
+        echo_json(result)
         return
     say("session ended" + (" (it was dirty)" if result.was_dirty else ""))
     if result.handoff:

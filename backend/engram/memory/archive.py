@@ -10,8 +10,8 @@ import datetime as dt
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
+from engram.codec import arg
 from engram.memory.model import LEDGER_FOLDER
 
 _DAY = re.compile(r"^(\d{4})/(\d{2})/(\d{2})\.md$")
@@ -22,12 +22,8 @@ class Move:
     """One ledger day to archive."""
 
     day: dt.date
-    source: str  # vault-relative
-    target: str
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON shape."""
-        return {"day": self.day.isoformat(), "from": self.source, "to": self.target}
+    source: str = arg(wire="from")  # vault-relative
+    target: str = arg(wire="to")
 
 
 def live_folder(facts_root: str) -> str:

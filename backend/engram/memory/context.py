@@ -14,9 +14,9 @@ import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from engram.codec import Score, encode
+from engram.codec import Score
 from engram.errors import InvalidInputError
 
 SOURCES = ("structural", "potential", "contextual", "daily", "search", "graph", "reflection")
@@ -54,11 +54,6 @@ class ContextItem:
     def tokens(self) -> int:
         """Tokens this item costs in the joined text (its separator included)."""
         return estimate_tokens(self.text + SEPARATOR)
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON shape (service/codec.py)."""
-        data: dict[str, Any] = encode(self)
-        return data
 
 
 def profile_order(profile: str) -> tuple[str, ...]:

@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from engram import codec
 from engram.codec import arg
 from engram.errors import ConflictError, InvalidInputError
 from engram.memory.model import LEDGER_FOLDER
@@ -50,13 +49,6 @@ class RawEntry:
     text: str
     ts: dt.datetime
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The stored JSON object (`ts` first, then role and text, then the rest)."""
-        stamp = self.ts.astimezone(dt.UTC).isoformat(timespec="milliseconds")
-        return {"ts": stamp.replace("+00:00", "Z"), "role": self.role, "text": self.text} | {
-            k: v for k, v in self.extra.items() if k not in ("ts", "role", "text")
-        }
 
 
 @dataclass(frozen=True)
@@ -89,11 +81,6 @@ class AppendResult:
     def appended(self) -> int:
         """How many lines were appended."""
         return len(self.lines)
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON shape (engram.codec)."""
-        data: dict[str, Any] = codec.encode(self)
-        return data
 
 
 def check_agent(name: str) -> str:
@@ -140,8 +127,13 @@ def entry_from(obj: Any, now: dt.datetime) -> RawEntry:
 
 
 def encode(entry: RawEntry) -> bytes:
-    """One stored line (UTF-8 JSON + newline); ValueError when it is too long."""
-    data = (json.dumps(entry.to_dict(), ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+    """One stored line (UTF-8 JSON + newline): `ts` to the millisecond first, then role and
+    text, then the extra fields as given (the file format: written here, not by the codec,
+    which has no such flattening); ValueError when it is too long."""
+    stamp = entry.ts.astimezone(dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    extra = {k: v for k, v in entry.extra.items() if k not in ("ts", "role", "text")}
+    line = {"ts": stamp, "role": entry.role, "text": entry.text} | extra
+    data = (json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
     if len(data) > MAX_LINE_BYTES:
         raise ValueError(f"the line is {len(data):,} bytes; the limit is {MAX_LINE_BYTES:,}")
     return data

@@ -7,9 +7,9 @@ import re
 import unicodedata
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal, cast
+from typing import ClassVar, Literal, cast
 
-from engram.codec import arg, encode
+from engram.codec import arg
 
 # factType -> folder under the facts root (DESIGN.md "Facts"; `lesson` is the seed's name
 # for what the keyword rules infer from "learned / realized / never again").
@@ -175,8 +175,3 @@ class Fact:
         the last sync) or conflict (a conflict copy sync wrote is still there); the sync
         bookkeeping in the index says which."""
         return cast(SyncState, self.sync_status or "local")
-
-    def to_dict(self) -> dict[str, Any]:
-        """The Fact JSON the plugin, the HTTP API and `--json` share (docs/memory.md)."""
-        data: dict[str, Any] = encode(self)
-        return data

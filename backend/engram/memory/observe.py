@@ -12,9 +12,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
-from engram.codec import encode
 from engram.memory import ledger
 from engram.memory.infer import infer_importance, infer_type
 from engram.memory.ledger_raw import RawLine
@@ -34,11 +32,6 @@ class ObserveResult:
     added: int  # observation lines written
     skipped: int  # raw lines without text, or already observed
     bad_lines: tuple[str, ...] = ()  # `file:N why` of unreadable raw lines
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON shape (engram.codec)."""
-        data: dict[str, Any] = encode(self)
-        return data
 
 
 def pointer(line: RawLine) -> str:

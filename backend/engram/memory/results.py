@@ -1,12 +1,12 @@
-"""What memory operations return: frozen values with the JSON shape adapters print."""
+"""What memory operations return: frozen values; their JSON is engram.codec's."""
 
 from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from engram.codec import Score, encode
+from engram.codec import Score, arg
 from engram.memory.context import ContextItem, join
 from engram.memory.model import Fact
 from engram.memory.wake import Checkpoint, Recent
@@ -20,25 +20,12 @@ class VaultInfo:
     path: str
     facts_root: str
     config_dir: str
-    is_default: bool
+    is_default: bool = arg(wire="default")
     template: str | None = None  # vault-relative path of new-fact.md
     template_status: str | None = None  # written | kept (it existed) | None
-    templates_source: str | None = None  # where the templates folder name came from
+    # where the templates folder name came from
+    templates_source: str | None = arg(None, wire="templatesFolderFrom")
     documents: int | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON shape."""
-        return {
-            "name": self.name,
-            "path": self.path,
-            "factsRoot": self.facts_root,
-            "configDir": self.config_dir,
-            "default": self.is_default,
-            "template": self.template,
-            "templateStatus": self.template_status,
-            "templatesFolderFrom": self.templates_source,
-            "documents": self.documents,
-        }
 
 
 @dataclass(frozen=True)
@@ -55,11 +42,6 @@ class RecallHit:
     fact: Fact | None = None
     snippet: str = ""
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON shape (service/codec.py)."""
-        data: dict[str, Any] = encode(self)
-        return data
-
 
 @dataclass(frozen=True)
 class SupersedeResult:
@@ -67,10 +49,6 @@ class SupersedeResult:
 
     old: Fact
     new: Fact
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON shape."""
-        return {"old": self.old.to_dict(), "new": self.new.to_dict()}
 
 
 @dataclass(frozen=True)
@@ -81,15 +59,6 @@ class DailyResult:
     path: str
     facts: int
     written: bool
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON shape."""
-        return {
-            "date": self.date.isoformat(),
-            "path": self.path,
-            "facts": self.facts,
-            "written": self.written,
-        }
 
 
 @dataclass(frozen=True)
@@ -113,37 +82,27 @@ class ContextResult:
         """Tokens the items cost."""
         return sum(it.tokens for it in self.items)
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON shape (service/codec.py)."""
-        data: dict[str, Any] = encode(self)
-        return data
+
+@dataclass(frozen=True)
+class Reflection:
+    """The newest weekly reflection: its week, vault path and readable text."""
+
+    week: str
+    path: str
+    text: str
 
 
 @dataclass(frozen=True)
 class WakeResult:
     """What an agent needs when a session starts."""
 
-    today: dt.date
-    dirty: bool
-    checkpoint: Checkpoint | None
-    recent: tuple[Recent, ...]
-    handoffs: tuple[Fact, ...]
-    commitments: tuple[Fact, ...]
-    projects: tuple[Fact, ...]
-    reflection: tuple[str, str, str] | None = None  # the newest: week, path, text
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON shape."""
-        week = self.reflection
-        return {
-            "dirtyExit": self.dirty,
-            "checkpoint": self.checkpoint.to_dict() if self.checkpoint else None,
-            "recent": [r.to_dict(self.today) for r in self.recent],
-            "handoffs": [f.to_dict() for f in self.handoffs],
-            "commitments": [f.to_dict() for f in self.commitments],
-            "projects": [f.to_dict() for f in self.projects],
-            "reflection": {"week": week[0], "path": week[1], "text": week[2]} if week else None,
-        }
+    dirty: bool = arg(wire="dirtyExit")
+    checkpoint: Checkpoint | None = arg()
+    recent: tuple[Recent, ...] = arg()  # each with its age on the day wake ran
+    handoffs: tuple[Fact, ...] = arg()
+    commitments: tuple[Fact, ...] = arg()
+    projects: tuple[Fact, ...] = arg()
+    reflection: Reflection | None = None
 
 
 @dataclass(frozen=True)
@@ -153,13 +112,6 @@ class SessionEnd:
     was_dirty: bool
     handoff: Fact | None
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON shape."""
-        return {
-            "wasDirty": self.was_dirty,
-            "handoff": self.handoff.to_dict() if self.handoff else None,
-        }
-
 
 @dataclass(frozen=True)
 class LifecycleChange:
@@ -167,9 +119,5 @@ class LifecycleChange:
 
     id: str
     path: str
-    old: str
-    new: str
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON shape."""
-        return {"id": self.id, "path": self.path, "from": self.old, "to": self.new}
+    old: str = arg(wire="from")
+    new: str = arg(wire="to")

@@ -11,10 +11,12 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
+from engram import codec
+from engram.codec import arg
+from engram.errors import InvalidInputError
 from engram.memory import ledger
 from engram.memory.model import Fact, iso
 from engram.vault.atomic import write_file
@@ -37,60 +39,28 @@ WAKE_DAYS = 7
 
 @dataclass(frozen=True)
 class Checkpoint:
-    """What the agent said it was doing, and when."""
+    """What the agent said it was doing, and when; its JSON is also the file's (the fields
+    in this order)."""
 
     working_on: str
-    timestamp: dt.datetime
     focus: str | None = None
     blocked: str | None = None
     urgent: bool = False
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON shape (also the file format)."""
-        return {
-            "workingOn": self.working_on,
-            "focus": self.focus,
-            "blocked": self.blocked,
-            "urgent": self.urgent,
-            "timestamp": iso(self.timestamp),
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Checkpoint:
-        """Read a checkpoint file's JSON."""
-        when = dt.datetime.fromisoformat(str(data["timestamp"]))
-        return cls(
-            working_on=str(data.get("workingOn") or ""),
-            timestamp=when if when.tzinfo else when.replace(tzinfo=dt.UTC),
-            focus=data.get("focus"),
-            blocked=data.get("blocked"),
-            urgent=bool(data.get("urgent")),
-        )
+    timestamp: dt.datetime = field(kw_only=True)  # in UTC, to the second
 
 
 @dataclass(frozen=True)
 class Recent:
     """Something wake may bring back: an observation or fact with its day and importance."""
 
-    key: str  # fact id prefix or ledger position, for de-duplication
-    day: dt.date
-    tier: str
-    importance: float
-    text: str
-    fact_type: str
-    ref: str = ""  # vault path when known
-
-    def to_dict(self, today: dt.date) -> dict[str, Any]:
-        """JSON shape."""
-        return {
-            "day": self.day.isoformat(),
-            "ageDays": (today - self.day).days,
-            "tier": self.tier,
-            "importanceScore": self.importance,
-            "factType": self.fact_type,
-            "text": self.text,
-            "path": self.ref or None,
-        }
+    key: str = arg(local=True)  # fact id prefix or ledger position, for de-duplication
+    day: dt.date = arg()
+    tier: str = arg()
+    importance: float = arg(wire="importanceScore")
+    text: str = arg()
+    fact_type: str = arg()
+    ref: str | None = arg(None, wire="path")  # vault path when known
+    age_days: int = 0  # days before the day wake ran (decay_select sets it)
 
 
 def decay_select(items: Iterable[Recent], today: dt.date) -> list[Recent]:
@@ -106,7 +76,8 @@ def decay_select(items: Iterable[Recent], today: dt.date) -> list[Recent]:
                 (r for r in band if r.tier == tier_name),
                 key=lambda r: (-r.importance, -r.day.toordinal(), r.key),
             )
-            out.extend(chosen if limit is None else chosen[:limit])
+            kept = chosen if limit is None else chosen[:limit]
+            out.extend(replace(r, age_days=(today - r.day).days) for r in kept)
     return out
 
 
@@ -124,14 +95,14 @@ def gather(
             if obs.fact_ref and obs.fact_ref not in live:
                 continue
             key = obs.fact_ref or f"{day}:{obs.line}"
-            path = live.get(obs.fact_ref or "", "")
+            path = live.get(obs.fact_ref or "") or None
             recent[key] = Recent(key, day, obs.tier, obs.importance, obs.text, obs.fact_type, path)
     for f in facts:
         key = f.id[:8]
         if key not in recent:
             text = ledger.one_line(f.text)
             recent[key] = Recent(
-                key, f.timestamp.date(), f.tier, f.importance, text, f.fact_type, f.path
+                key, f.timestamp.date(), f.tier, f.importance, text, f.fact_type, f.path or None
             )
     return list(recent.values())
 
@@ -144,7 +115,7 @@ def state_dir(vault_root: Path) -> Path:
 def save_checkpoint(vault_root: Path, cp: Checkpoint) -> Path:
     """Write the checkpoint and its history copy atomically, raise the dirty flag."""
     folder = state_dir(vault_root)
-    text = json.dumps(cp.to_dict(), indent=2, ensure_ascii=False) + "\n"
+    text = json.dumps(codec.encode(cp), indent=2, ensure_ascii=False) + "\n"
     write_file(folder / LAST, text.encode("utf-8"), private=True)
     history = folder / HISTORY
     write_file(history / f"{cp.timestamp:%Y%m%dT%H%M%SZ}.json", text.encode("utf-8"), private=True)
@@ -158,9 +129,11 @@ def load_checkpoint(vault_root: Path) -> Checkpoint | None:
     """The last checkpoint, or None (missing or unreadable file)."""
     try:
         data = json.loads((state_dir(vault_root) / LAST).read_text(encoding="utf-8"))
-        return Checkpoint.from_dict(data)
-    except (OSError, ValueError, KeyError, TypeError):
+        found: Checkpoint = codec.decode(Checkpoint, data)
+    except (OSError, ValueError, InvalidInputError):
         return None
+    when = found.timestamp  # naive (written by hand): UTC
+    return found if when.tzinfo else replace(found, timestamp=when.replace(tzinfo=dt.UTC))
 
 
 def is_dirty(vault_root: Path) -> bool:

@@ -19,6 +19,7 @@ from engram.memory.results import (
     ContextResult,
     DailyResult,
     RecallHit,
+    Reflection,
     SessionEnd,
     WakeResult,
 )
@@ -298,7 +299,7 @@ class RecallService:
         if not working_on.strip():
             raise InvalidInputError("say what you are working on (--working-on)")
         v = self._memory.vault(vault)
-        cp = wk.Checkpoint(working_on.strip(), self._core.clock(), focus, blocked, urgent)
+        cp = wk.Checkpoint(working_on.strip(), focus, blocked, urgent, timestamp=self._core.clock())
         wk.save_checkpoint(v.root, cp)
         return cp
 
@@ -318,8 +319,8 @@ class RecallService:
             self._memory.fact_from_row(v, row) for row in facts_store.query(self._core.db.conn, q)
         ]
         recent = wk.gather(ledgers, self._live_refs(v), facts)
+        week = reflect.latest_readable(v.root, v.facts_root)
         return WakeResult(
-            today=today,
             dirty=wk.is_dirty(v.root),
             checkpoint=wk.load_checkpoint(v.root),
             recent=tuple(wk.decay_select(recent, today)),
@@ -330,7 +331,7 @@ class RecallService:
                 )
             ),
             projects=tuple(self._projects(v)),
-            reflection=reflect.latest_readable(v.root, v.facts_root),
+            reflection=Reflection(*week) if week else None,
         )
 
     def end_session(
