@@ -1,6 +1,6 @@
 """The text of a PDF, page by page, with bounded work (pypdfium2: PDFium, Chrome's PDF engine).
 
-PDFium was chosen over pypdf and pdfminer.six for speed (5-16x theirs on the bench PDFs and two
+PDFium was chosen over pypdf and pdfminer.six for speed (4-18x theirs on the bench PDFs and two
 manuals: docs/benchmarks.md) and for its tolerance of damaged files (it rebuilds a broken
 cross-reference table); it is BSD/Apache licensed. It gives right-to-left text in visual order
 ("يبيبَح" for "حَبيبي"), which `_logical` turns back into reading order.
