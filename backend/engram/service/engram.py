@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from engram.search.fusion import CANDIDATE_LIMIT
 from engram.service.core import Core
+from engram.service.names import Named, as_link, find_named
 from engram.service.retrieval import DEFAULT_MAX_BYTES, RetrievalService
 from engram.vault.names import DEFAULT_SECTION
 
@@ -107,7 +108,7 @@ class Engram(Core):
     ) -> None:
         super().__init__(settings, keyring_source)
         self._embedder = embedder  # handed to the semantic part when it is built
-        self._retrieval = RetrievalService(self, self.after_update)
+        self._retrieval = RetrievalService(self, self.after_update, self._note_named)
         self._defer_generated = False  # see defer_generated_embedding
 
     # The parts below are built on first use, each importing its module then: a command
@@ -359,13 +360,25 @@ class Engram(Core):
         return self._retrieval.result_from_hit(conn, hit, q, score, full, with_snippet)
 
     def get(self, ref: str, from_line: int | None = None, max_lines: int | None = None) -> Document:
-        """One document by path, engram:// URI or #docid, optionally `:LINE` and a line count."""
+        """One document by path, engram:// URI, #docid, title, alias or `[[link]]` (its
+        `#heading` or `#^block` gives the lines), optionally `:LINE` and a line count."""
+        link = as_link(ref)
+        if link is not None and (link.heading or link.block):
+            return self._retrieval.get_link(link, from_line, max_lines)
         return self._retrieval.get(ref, from_line, max_lines)
+
+    def _note_named(self, text: str) -> Named:
+        """The note a title, alias, file name or `[[link]]` names, the default vault first."""
+        names = [c.name for c in self.settings.collections]
+        first = self.settings.default_vault
+        order = sorted(names, key=lambda n: n != first)  # stable: the rest as configured
+        return find_named(text, order, lambda c: self.graph.vault_graph(c)[1].finder)
 
     def multi_get(
         self, spec: str, max_bytes: int = DEFAULT_MAX_BYTES, max_lines: int | None = None
     ) -> list[Document]:
-        """Several documents: a glob, a comma-separated list, or #docids."""
+        """Several documents: a glob, or a comma-separated list of paths, #docids, titles,
+        aliases or `[[links]]`."""
         return self._retrieval.multi_get(spec, max_bytes, max_lines)
 
     # -- models, embeddings and vector search (service/semantic.py) ------------------------

@@ -13,6 +13,7 @@ from engram.search import bm25, snippets
 from engram.search.query import ParsedQuery, QueryError, parse_query
 from engram.search.results import Document, SearchResult
 from engram.service.lanes import with_lane
+from engram.service.names import as_link, section
 from engram.store import admin, pages
 from engram.store.filters import Filters
 from engram.store.fts import bigrams
@@ -24,10 +25,13 @@ from engram.vault.scan import matches
 if TYPE_CHECKING:
     from engram.index import indexer
     from engram.service.core import Core
+    from engram.service.names import Named
+    from engram.vault.parse import Link
 
 AfterUpdate = Callable[
     ["indexer.UpdateReport", "list[indexer.CollectionSpec]", "dict[str, set[str]] | None"], None
 ]
+ByName = Callable[[str], "Named"]
 
 _LINE_SUFFIX = re.compile(r"^(.*?):(\d+)$")
 _PAGE_SUFFIX = re.compile(r"^(.*)#page=(\d{1,9})$", re.IGNORECASE)
@@ -39,9 +43,12 @@ class RetrievalService:
     """update, search, get and multi-get over the core's index; `after_update` is the
     facade's derived work once files are indexed (links, graph files, facts)."""
 
-    def __init__(self, core: Core, after_update: AfterUpdate) -> None:
+    def __init__(
+        self, core: Core, after_update: AfterUpdate, by_name: ByName | None = None
+    ) -> None:
         self._core = core
         self._after_update = after_update
+        self._by_name = by_name  # a title, alias or [[link]] -> its note (service/names.py)
 
     def update(
         self,
@@ -213,7 +220,7 @@ class RetrievalService:
         missing: list[str] = []
         conn = self._core.db.conn
         for item in items:
-            if any(ch in item for ch in "*?[{"):
+            if as_link(item) is None and any(ch in item for ch in "*?[{"):  # a glob
                 pattern = item.removeprefix("engram://")
                 found = [
                     r
@@ -276,7 +283,33 @@ class RetrievalService:
         row = self._find_on_disk(Path(target))
         if row is not None:
             return row
-        raise NotFoundError(f"no indexed document matches {target!r}", self._suggest(target))
+        if self._by_name is None:
+            raise NotFoundError(f"no indexed document matches {target!r}", self._suggest(target))
+        try:
+            named = self._by_name(target)  # a title, an alias, a [[link]]
+        except NotFoundError as exc:
+            if exc.message.startswith("several notes match"):
+                raise
+            close = list(dict.fromkeys(exc.suggestions + self._suggest(target)))[:5]
+            raise NotFoundError(exc.message, close) from None
+        row = admin.document_by_path(conn, named.collection, named.path)
+        if row is None:
+            raise NotFoundError(f"no indexed document matches {target!r}")
+        return row
+
+    def get_link(
+        self, link: Link, from_line: int | None = None, max_lines: int | None = None
+    ) -> Document:
+        """The note a `[[link]]` names, from its `#heading`'s line to the end of that section,
+        or the paragraph of its `#^block` (unless lines are asked for)."""
+        row = self._find(f"[[{link.target}]]")
+        if from_line is None:
+            col = self._core.settings.collection(row["collection"])
+            span = section(self._current_text(row, col.path if col else None), link)
+            if span is not None:
+                from_line = span[0]
+                max_lines = span[1] if max_lines is None else max_lines
+        return self._document(row, from_line or 1, max_lines)
 
     def _find_on_disk(self, path: Path) -> Any | None:
         try:
