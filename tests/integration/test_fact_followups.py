@@ -16,7 +16,7 @@ from test_fact_crash import ledger_lines, stored_facts
 from engram.codec import encode
 from engram.errors import InvalidInputError
 from engram.mcp_server.app import call
-from engram.mcp_server.gateway import Gateway, Options
+from engram.mcp_server.gateway import Gateway, Options, Worker
 from engram.memory import daily
 from engram.service import Engram
 from engram.service.daemon import DaemonEngram
@@ -114,7 +114,7 @@ async def test_an_agent_storing_a_fact_over_mcp_sees_the_warning_not_an_error(
     mem.fact_add("We decided to roast on Tuesdays.")
     note = daily_note(vault)
     note.write_text(note.read_text("utf-8").replace(daily.END, "(end)"), "utf-8")
-    gw = Gateway(lambda: DaemonEngram(lambda: None, mem.settings, lambda: mem), Options())
+    gw = Gateway(Worker(lambda: DaemonEngram(lambda: None, mem.settings, lambda: mem)), Options())
     result = await call(gw, "memory_store_fact", {"text": "We decided to cup on Fridays."})
     text = "".join(c.text for c in result.content if c.type == "text")
     assert not result.is_error, text

@@ -17,7 +17,7 @@ from engram.config import Settings, Vault
 from engram.errors import InvalidInputError
 from engram.index.languages import LanguageReport
 from engram.mcp_server.app import call
-from engram.mcp_server.gateway import Gateway, Options
+from engram.mcp_server.gateway import Gateway, Options, Worker
 from engram.mcp_server.output import (
     clip_text,
     fit_json,
@@ -261,7 +261,7 @@ def gateway(engram: Any, daemon: FakeDaemon | None, use_daemon: bool = True) -> 
     """A gateway over the daemon-backed Engram the composition root makes."""
     found = daemon if use_daemon else None
     return Gateway(
-        lambda: DaemonEngram(lambda: found, SETTINGS, engram),  # type: ignore[arg-type,return-value]
+        Worker(lambda: DaemonEngram(lambda: found, SETTINGS, engram)),  # type: ignore[arg-type,return-value]
         Options(use_daemon=use_daemon, tools="all"),
     )
 

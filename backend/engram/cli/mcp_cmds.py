@@ -67,7 +67,7 @@ def mcp(
     from engram.cli.root import open_engram
     from engram.errors import InvalidInputError
     from engram.mcp_server.app import serve
-    from engram.mcp_server.gateway import Gateway, Options
+    from engram.mcp_server.gateway import Gateway, Options, Worker
     from engram.mcp_server.profiles import select
 
     try:
@@ -80,7 +80,7 @@ def mcp(
         state.index = index_name
     settings = state.settings
     gateway = Gateway(
-        make_engram=lambda: open_engram(settings, use_daemon=not no_daemon),
+        Worker(lambda: open_engram(settings, use_daemon=not no_daemon)),
         options=Options(vault=vault, agent=agent, use_daemon=not no_daemon, tools=tools),
     )
     if sys.stdin.isatty():

@@ -58,12 +58,14 @@ def serve(
     log_level: str,
 ) -> None:
     """Run the localhost daemon for a vault: the HTTP API of the Obsidian plugin, a watcher
-    that keeps the index fresh, and one warm process the CLI uses for search and get.
+    that keeps the index fresh, one warm process the CLI uses for search and get, and MCP
+    for agents at /mcp (Streamable HTTP, docs/mcp.md).
 
     Binds 127.0.0.1 only; every request but /v1/health needs the bearer token, which is in
     <vault>/<config-dir>/plugins/engram/discovery.json while the daemon runs. Stop it with
     Ctrl-C (or SIGTERM).
     """
+    from engram.mcp_server.http import streamable_http
     from engram.secrets import system_keyring
     from engram.server.discovery import check_config_dir
     from engram.server.run import ServeOptions
@@ -76,6 +78,7 @@ def serve(
         watch=not no_watch,
         config_dir=check_config_dir(config_dir),
         debounce=debounce,
+        mcp=streamable_http,
     )
 
     def announce(message: str) -> None:

@@ -4,7 +4,8 @@ into an MCP error, and the stdio entry the CLI calls (`serve`)."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 import anyio
@@ -22,6 +23,7 @@ from engram.mcp_server.schema import Tool
 from engram.mcp_server.stdio import Lines, claim_stdin, forward
 
 log = logging.getLogger("engram.mcp")
+AGENT = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 
 
 def listed(tool: Tool[Any, Any]) -> types.Tool:
@@ -90,19 +92,41 @@ async def call(
 
 
 def create_server(gateway: Gateway) -> Server[Any]:
-    """The MCP server over `gateway`, offering the tool set its options name."""
-    tools = profiles.select(gateway.options.tools)
-    listing = types.ListToolsResult(tools=[listed(t) for t in tools])
+    """The MCP server over `gateway`, offering the tool set its options name. Over HTTP a
+    client may choose its own in the address (`/mcp?tools=all&agent=NAME`): several agents
+    share one daemon, each with its tool set and the name its facts are stored under."""
+    listings: dict[str, tuple[tuple[Tool[Any, Any], ...], types.ListToolsResult]] = {}
+
+    def offered(spec: str) -> tuple[tuple[Tool[Any, Any], ...], types.ListToolsResult]:
+        if spec not in listings:
+            try:
+                tools = profiles.select(spec)
+            except EngramError as exc:
+                raise MCPError(types.INVALID_PARAMS, describe(exc)) from None
+            listings[spec] = (tools, types.ListToolsResult(tools=[listed(t) for t in tools]))
+        return listings[spec]
+
+    def chosen(ctx: ServerRequestContext[Any]) -> tuple[str, Gateway]:
+        asked = _query(ctx)
+        agent = asked.get("agent")
+        if agent is not None and not AGENT.fullmatch(agent):
+            raise MCPError(
+                types.INVALID_PARAMS, f"agent {agent!r}: use 1 to 64 of A-Z a-z 0-9 _ . -"
+            )
+        return asked.get("tools") or gateway.options.tools, (
+            gateway.with_agent(agent) if agent else gateway
+        )
 
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return listing
+        return offered(chosen(ctx)[0])[1]
 
     async def call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        return await call(gateway, params.name, params.arguments, tools)
+        spec, gw = chosen(ctx)
+        return await call(gw, params.name, params.arguments, offered(spec)[0])
 
     return Server(
         "engram",
@@ -112,6 +136,12 @@ def create_server(gateway: Gateway) -> Server[Any]:
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
+
+
+def _query(ctx: ServerRequestContext[Any]) -> Mapping[str, str]:
+    """The query parameters of the HTTP request a call came in (none over stdio)."""
+    params = getattr(getattr(ctx, "request", None), "query_params", None)
+    return {str(k): str(v) for k, v in params.items()} if params is not None else {}
 
 
 def serve(gateway: Gateway) -> None:

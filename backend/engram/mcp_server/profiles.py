@@ -44,7 +44,7 @@ INSTRUCTIONS = {
         "and read them with get; store durable decisions, preferences and lessons with "
         "memory_store_fact and find them with memory_recall; write notes with note_create and "
         "note_edit. The user can enable more tools (graph, tags, checkpoints, moves) with "
-        "`engram mcp --tools all`."
+        "`engram mcp --tools all` (or /mcp?tools=all)."
     ),
     "all": (
         "Engram is the user's local search and memory over their Obsidian vault and markdown "

@@ -21,11 +21,7 @@ PAGED = " Paged: pass nextCursor as cursor for more."
 
 
 async def _collection(gw: Gateway, x: args.InCollection, note: str | None = None) -> str | None:
-    if x.collection:
-        return x.collection
-    if note and note.startswith("engram://"):
-        return None
-    return await gw.vault_name()
+    return await gw.collection(x.collection, note)
 
 
 async def backlinks(gw: Gateway, r: args.Backlinks, x: args.Page) -> str:

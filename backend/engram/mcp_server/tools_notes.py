@@ -53,7 +53,7 @@ def shaped(change: object, max_chars: int) -> str:
 
 
 async def _collection(gw: Gateway, x: args.InCollection) -> str | None:
-    return x.collection or await gw.vault_name()
+    return await gw.collection(x.collection)
 
 
 async def create(gw: Gateway, r: rq.NoteCreate, x: args.InCollection) -> str:

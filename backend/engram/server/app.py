@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from aiohttp import web
 
-from engram.server import routes, routes_ops
+from engram.server import mcp, routes, routes_ops
 from engram.server.connections import track
 from engram.server.jobs import JobRunner
 from engram.server.middleware import middlewares
@@ -33,8 +33,11 @@ from engram.server.watcher import Watcher
 from engram.service import Engram
 
 
-def create_app(engram: Engram, config: ServerConfig, runtime: Runtime) -> web.Application:
-    """The API for one vault collection of `engram`, authenticated by `runtime.token`."""
+def create_app(
+    engram: Engram, config: ServerConfig, runtime: Runtime, mcp_factory: mcp.Factory | None = None
+) -> web.Application:
+    """The API for one vault collection of `engram`, authenticated by `runtime.token`; with
+    `mcp_factory` (mcp_server.http.streamable_http), MCP at /mcp too."""
     # outermost: a connection counts as busy from its first middleware until its handler returns
     app = web.Application(middlewares=[track, *middlewares()], client_max_size=config.max_body)
     app[ENGRAM] = engram
@@ -62,6 +65,8 @@ def create_app(engram: Engram, config: ServerConfig, runtime: Runtime) -> web.Ap
     app.cleanup_ctx.append(reflect_weekly)
     app.add_routes(routes.routes)
     app.add_routes(routes_ops.routes)
+    if mcp_factory is not None:
+        mcp.mount(app, mcp_factory)
     return app
 
 

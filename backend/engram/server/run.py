@@ -31,6 +31,7 @@ from engram.server.connections import (
 )
 from engram.server.discovery import Discovery, IndexLock
 from engram.server.locks import DaemonLock, vault_lock_path
+from engram.server.mcp import Factory
 from engram.server.middleware import AccessLogger
 from engram.server.state import Runtime, ServerConfig, now_iso
 from engram.server.tokens import TokenStore
@@ -53,6 +54,7 @@ class ServeOptions:
     config_dir: str = ".obsidian"
     debounce: float = 2.0
     index_on_start: bool = True
+    mcp: Factory | None = None  # MCP at /mcp (the composition root gives mcp_server's)
 
 
 # An optional capability and the operation that provides it (service/operations.py; a test
@@ -122,7 +124,7 @@ def serve(
             index_on_start=options.index_on_start,
             debounce=options.debounce,
         )
-        app = create_app(engram, config, runtime)
+        app = create_app(engram, config, runtime, options.mcp)
         app[CONNECTIONS] = Connections(connection_limit(open_file_limit()))
         info = Discovery(
             port=sock.getsockname()[1],
