@@ -310,3 +310,27 @@ def test_hostile_pdfs_are_bounded_and_every_note_is_indexed(tmp_path: Path) -> N
         assert "fine page two" in text
     finally:
         db.close()
+
+
+def test_moving_a_note_rewrites_the_canvas_that_shows_it(indexed: Engram, vault: Path) -> None:
+    """A file node's path follows the note (as in Obsidian), and a text node's link by path
+    is rewritten in its own style; the canvas stays a canvas with every other node as it was."""
+    canvas = json.loads((vault / "Trip.canvas").read_text())
+    canvas["nodes"].append(
+        {"id": "u", "type": "text", "x": 900, "y": 0, "width": 10, "height": 10,
+         "text": "See [list](notes/Checklist.md) and [[notes/Checklist]]"}
+    )  # fmt: skip
+    (vault / "Trip.canvas").write_text(json.dumps(canvas))
+    indexed.update()
+    indexed.note_move("notes/Savanna.md", "archive/", collection="v")
+    indexed.note_move("notes/Checklist.md", "lists/Checklist.md", collection="v")
+    after = json.loads((vault / "Trip.canvas").read_text())
+    files = [n["file"] for n in after["nodes"] if n["type"] == "file"]
+    assert files == ["archive/Savanna.md", "docs/paper.pdf"]
+    texts = [n["text"] for n in after["nodes"] if n["type"] == "text"]
+    assert texts == [
+        "Bring binoculars and see [[Checklist]]",  # still finds it by name: left as written
+        "See [list](lists/Checklist.md) and [[lists/Checklist]]",
+    ]
+    assert after["edges"] == canvas["edges"]
+    assert {b.path for b in indexed.backlinks("archive/Savanna.md").links} == {"Trip.canvas"}

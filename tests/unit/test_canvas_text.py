@@ -92,3 +92,16 @@ def test_too_many_nodes_and_groups_are_cut_with_warnings_in_bounded_time() -> No
     assert any(f"over {MAX_NODES:,} nodes" in w for w in read.warnings)
     assert any(f"over {MAX_GROUPS:,} groups" in w for w in read.warnings)
     assert read.text.count("\n#") <= MAX_GROUPS
+
+
+def test_a_canvas_is_written_back_as_obsidian_writes_it() -> None:
+    """The bench's sample.canvas (from obsidianmd/jsoncanvas) comes back byte for byte."""
+    from pathlib import Path
+
+    from engram.vault.canvas_relink import dump_canvas
+
+    sample = Path(__file__).resolve().parents[3] / "shared/bench/attachments/sample.canvas"
+    if not sample.is_file():
+        pytest.skip(f"{sample} is not here")
+    text = sample.read_text()
+    assert dump_canvas(json.loads(text)) == text.rstrip("\n")

@@ -20,9 +20,11 @@ from engram.service.notes_preview import DiskView, SourceLinks, disk_view, links
 from engram.store import edits as edit_store
 from engram.vault import journal, names
 from engram.vault.atomic import Snapshot
+from engram.vault.canvas_relink import relink_canvas
 from engram.vault.changes import FileChange, NoteChange, unified
 from engram.vault.fsio import sha256_hex
 from engram.vault.journal import Change
+from engram.vault.kinds import is_canvas
 from engram.vault.relink import StoredLink, relink
 from engram.vault.resolve import LinkIndex, link_key
 
@@ -155,7 +157,8 @@ class NoteMover:
                 continue
             if current.text is None:
                 raise InvalidInputError(f"{source} has links to update but {current.why}")
-            text, n = relink(current.text, source, stored, old, new, after)
+            rewrite = relink_canvas if is_canvas(source) else relink
+            text, n = rewrite(current.text, source, stored, old, new, after)
             if source == old:
                 moved_text, moved_links = (text, n) if n else (None, 0)
             elif n:
