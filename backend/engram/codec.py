@@ -30,6 +30,7 @@ from engram.errors import InvalidInputError
 MISSING: Any = dataclasses.MISSING
 # A score: sent rounded to 4 decimals, what a reader needs and stable between two runs.
 Score = Annotated[float, {"digits": 4}]
+Seconds = Annotated[float, {"digits": 3}]  # a duration, sent to the millisecond
 TOP = ""  # where a top-level object's fields are named plainly ('n', not 'value.n')
 
 

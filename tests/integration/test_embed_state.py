@@ -7,8 +7,9 @@ import os
 from pathlib import Path
 
 from engram import config
+from engram.codec import encode
 from engram.models.fake import FakeEmbedder
-from engram.service import Engram, wire
+from engram.service import Engram
 from tests.conftest import EngramCli
 
 
@@ -18,17 +19,17 @@ def test_status_and_panel_say_what_is_not_embedded_yet(
     e = Engram(config.resolve(os.environ), embedder=FakeEmbedder(dim=32))
     e.collection_add(str(tiny_vault), "notes")
     e.update()
-    documents = wire.to_json(e.status())["documents"]
-    assert wire.to_json(e.status())["embeddings"]["documentsNotEmbedded"] == documents == 6
-    before = wire.to_json(e.note_panel("notes", "Projects/Pricing.md"))["coverage"]
+    documents = encode(e.status())["documents"]
+    assert encode(e.status())["embeddings"]["documentsNotEmbedded"] == documents == 6
+    before = encode(e.note_panel("notes", "Projects/Pricing.md"))["coverage"]
     assert before["indexed"] and not before["embedded"] and before["chunks"] == 0
     out = run(xdg, "status").stdout
     assert "6 notes not embedded yet: run engram embed" in out
 
     e.embed()
-    assert wire.to_json(e.status())["embeddings"]["documentsNotEmbedded"] == 0
-    after = wire.to_json(e.note_panel("notes", "Projects/Pricing.md"))["coverage"]
+    assert encode(e.status())["embeddings"]["documentsNotEmbedded"] == 0
+    after = encode(e.note_panel("notes", "Projects/Pricing.md"))["coverage"]
     assert after["embedded"] and after["chunks"] > 0
-    empty = wire.to_json(e.note_panel("notes", "Empty.md"))["coverage"]
+    empty = encode(e.note_panel("notes", "Empty.md"))["coverage"]
     assert empty["embedded"] and empty["chunks"] == 0  # nothing to embed is not "not yet"
     e.close()

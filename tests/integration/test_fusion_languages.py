@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 
 from engram import config
+from engram.codec import encode
 from engram.models import sources
 from engram.search.fusion import RRF_K, top_rank_bonus
-from engram.service import Engram, wire
+from engram.service import Engram
 from tests.conftest import write_tree
 
 pytestmark = pytest.mark.slow
@@ -85,7 +86,7 @@ def test_keyword_hits_in_another_language_give_way_to_a_multilingual_vector_list
 ) -> None:
     vault = write_tree(tmp_path / "vault", NOTES)
     with engram_with(e5, vault, tmp_path / "e5") as e:
-        assert wire.to_json(e.status())["languages"]["languages"] == {"de": 3, "en": 2}
+        assert encode(e.status())["languages"]["languages"] == {"de": 3, "en": 2}
         german = explained(e, GERMAN_QUESTION)
         keyword_hits = [p for p, x in german.items() if "bm25:original" in x["lists"]]
         assert keyword_hits and all(p.startswith("de/") for p in keyword_hits)

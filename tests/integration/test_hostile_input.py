@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from engram import config
 from engram.errors import UnavailableError
 from engram.index import indexer, loader
+from engram.index.indexer import IndexWarning
 from engram.index.loader import ParsePool
 from engram.service import Engram
 from engram.store.db import Database
@@ -194,7 +195,7 @@ def test_a_note_past_its_deadline_is_indexed_as_plain_text(
         report = indexer.update(db, [spec], 10_000_000, pool=pool)
         took = time.monotonic() - started
         assert report.added == 4
-        warned = [w for c, p, w in report.warnings if p == "slow.md"]
+        warned = [w.message for w in report.warnings if w.path == "slow.md"]
         assert warned and warned[0].startswith("indexed as plain text: not parsed within")
         assert took < 30  # the worker was killed at its deadline, not waited for
         again = indexer.update(db, [spec], 10_000_000, pool=pool)
@@ -270,7 +271,8 @@ def test_generated_hostile_notes_never_break_indexing(
         assert matching(db, f"uniq{i}x") == [f"d{i}/note-{i:05d}.md"]
     hidden = name.startswith(".")  # dot-files are never indexed, as in Obsidian
     assert report.added + report.skipped == (3 if hidden else 4)  # indexed, or skipped + why
-    assert ("v", "bad-??-name.md", "name is not valid UTF-8; skipped") in report.warnings
+    warning = IndexWarning("v", "bad-??-name.md", "name is not valid UTF-8; skipped")
+    assert warning in report.warnings
     db.close()
 
 

@@ -49,7 +49,7 @@ def test_update_reports_skips_and_warnings(engram: Engram, tiny_vault: Path) -> 
     engram.collection_add(str(tiny_vault), "notes")
     report = engram.update()
     assert (report.added, report.skipped) == (6, 1)
-    messages = {p: m for _, p, m in report.warnings}
+    messages = {w.path: w.message for w in report.warnings}
     assert "binary" in messages["Binary.md"]
     assert "frontmatter" in messages["Broken.md"]
 
@@ -113,7 +113,7 @@ def test_invalid_utf8_and_oversize(
         **{**engram.settings.__dict__, "max_file_bytes": 1000}
     )
     report = engram.update()
-    messages = {p: m for _, p, m in report.warnings}
+    messages = {w.path: w.message for w in report.warnings}
     assert "invalid UTF-8" in messages["latin1.md"]
     assert "over the 1,000-byte limit" in messages["big.md"]
     assert [r.path for r in engram.search("searchable")] == ["latin1.md"]

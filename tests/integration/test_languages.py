@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from engram import config
+from engram.codec import encode
 from engram.index import languages
-from engram.service import Engram, wire
+from engram.service import Engram
 from tests.conftest import EngramCli, write_tree
 
 GERMAN = (
@@ -38,14 +39,14 @@ def test_status_and_doctor_name_the_fix_for_a_german_vault(xdg: dict[str, str], 
     with facade("default") as engram:
         engram.collection_add(str(vault_of(tmp_path / "v", german=6, english=4)), "notes")
         engram.update()
-        report = wire.to_json(engram.status())["languages"]
+        report = encode(engram.status())["languages"]
         assert report["languages"] == {"de": 6, "en": 4}
         assert report["undetermined"] == 1 and report["unserved"] == 6
         assert "German" in report["advice"] and FIX in report["advice"]
         check = next(c for c in engram.doctor() if c.name == "note languages")
         assert check.status == "warn" and FIX in (check.fix or "")
     with facade("multilingual") as engram:  # the fix: no advice once the model serves them
-        assert wire.to_json(engram.status())["languages"]["advice"] is None
+        assert encode(engram.status())["languages"]["advice"] is None
         check = next(c for c in engram.doctor() if c.name == "note languages")
         assert check.status == "ok"
 
@@ -54,7 +55,7 @@ def test_a_few_foreign_notes_are_not_a_pattern(xdg: dict[str, str], tmp_path: Pa
     with facade("default") as engram:
         engram.collection_add(str(vault_of(tmp_path / "v", german=2, english=30)), "notes")
         engram.update()
-        report = wire.to_json(engram.status())["languages"]
+        report = encode(engram.status())["languages"]
         assert report["unserved"] == 2 and report["advice"] is None
 
 
@@ -67,18 +68,18 @@ def test_embed_records_languages_and_a_changed_note_is_looked_at_again(
     with facade(str(tiny.embed)) as engram:
         engram.collection_add(str(vault), "notes")
         engram.update()
-        before = wire.to_json(languages.report(engram.db.conn, "default"))
+        before = encode(languages.report(engram.db.conn, "default"))
         assert before["pending"] == 5 and before["languages"] == {"de": 3, "en": 1}
         if not engram.db.vec_available:
             pytest.skip("sqlite-vec unavailable: embed cannot run")
         engram.embed()
-        after = wire.to_json(engram.status())["languages"]
+        after = encode(engram.status())["languages"]
         assert after["pending"] == 0 and after["languages"] == {"de": 3, "en": 1}
         (vault / "en0.md").write_text(GERMAN.format(n="Jetzt deutsch"), encoding="utf-8")
         engram.update()
-        assert wire.to_json(engram.status())["languages"]["pending"] == 1
+        assert encode(engram.status())["languages"]["pending"] == 1
         assert languages.backfill(engram.db) == 1
-        assert wire.to_json(engram.status())["languages"]["languages"] == {"de": 4}
+        assert encode(engram.status())["languages"]["languages"] == {"de": 4}
 
 
 def test_collection_add_suggests_the_multilingual_model(
@@ -99,7 +100,7 @@ def test_no_advice_when_served_or_semantic_search_is_off(
     with facade(embed) as engram:
         engram.collection_add(str(vault_of(tmp_path / "v", german=5, english=0)), "notes")
         engram.update()
-        assert wire.to_json(engram.status())["languages"]["advice"] is None
+        assert encode(engram.status())["languages"]["advice"] is None
 
 
 def test_a_report_identifies_its_sample_once_while_the_index_is_unchanged(
@@ -114,14 +115,14 @@ def test_a_report_identifies_its_sample_once_while_the_index_is_unchanged(
     with facade("default") as engram:
         engram.collection_add(str(vault), "notes")
         engram.update()
-        first = wire.to_json(engram.status())["languages"]
+        first = encode(engram.status())["languages"]
         looked = len(calls)
         assert looked == 6 and first["languages"] == {"de": 3, "en": 2}
-        assert wire.to_json(engram.status())["languages"] == first
+        assert encode(engram.status())["languages"] == first
         assert len(calls) == looked
         (vault / "en0.md").write_text(GERMAN.format(n="Jetzt deutsch"), encoding="utf-8")
         engram.update()
-        assert wire.to_json(engram.status())["languages"]["languages"] == {"de": 4, "en": 1}
+        assert encode(engram.status())["languages"]["languages"] == {"de": 4, "en": 1}
         assert len(calls) == 2 * looked
 
 

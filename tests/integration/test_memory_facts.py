@@ -122,7 +122,7 @@ def test_adopting_a_hand_made_note_keeps_its_text_byte_for_byte(mem: Engram, vau
     (vault / "Engram/lessons").mkdir(parents=True)
     (vault / "Engram/lessons/Cold brew.md").write_bytes((head + body).encode())
     report = mem.update()
-    assert report.warnings == [] or all("Cold brew" not in w[1] for w in report.warnings)
+    assert report.warnings == [] or all("Cold brew" not in w.path for w in report.warnings)
     text = read(vault, "Engram/lessons/Cold brew.md")
     assert text.startswith("---\nrating: 5   # stars\ncustom: [a,  b]\n")  # theirs, untouched
     assert (vault / "Engram/lessons/Cold brew.md").read_bytes().endswith(body.encode())
@@ -275,7 +275,7 @@ def test_duplicate_ids_are_reported_not_merged(mem: Engram, vault: Path) -> None
     fact = mem.fact_add("Espresso blend ships from Osaka.")
     (vault / "Engram/observations/copy.md").write_text(read(vault, fact.path))
     report = mem.update()
-    assert any("copy.md" in w[1] and "already" in w[2] for w in report.warnings)
+    assert any("copy.md" in w.path and "already" in w.message for w in report.warnings)
     assert mem.fact_get(fact.id).path == fact.path
 
 

@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 
 from engram import config
+from engram.codec import encode
 from engram.errors import UnavailableError
 from engram.models.fake import FakeEmbedder
-from engram.service import Engram, wire
+from engram.service import Engram
 from engram.store import vectors
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "fixtures" / "vaults" / "example"
@@ -147,7 +148,7 @@ def test_interrupted_embed_resumes(example: Engram, monkeypatch: pytest.MonkeyPa
     assert partial == 6
     rest = example.embed()
     assert rest.documents_chunked == 0 and rest.embedded > 0
-    state = wire.to_json(example.embedding_state())
+    state = encode(example.embedding_state())
     assert state["embedded"] == state["chunks"] and state["queued"] == 0
 
 

@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from engram.cli.main import State, cli, echo_json, pass_state, say, warn
+from engram.codec import encode
 
 
 @cli.group()
@@ -33,14 +34,11 @@ def collection_add(
     as_json: bool,
 ) -> None:
     """Register PATH as a collection and index it."""
-    from engram.service import wire
-
     added = state.engram.collection_add(path, name, mask, ignore)
-    info = wire.collection_info_to_json(added)
+    info = encode(added)
     if not no_index:
         report = _run_update(state, [added.name], quiet=as_json)
-        info = wire.collection_info_to_json(state.engram.collection_show(added.name))
-        info["update"] = wire.update_report_to_json(report)
+        info = encode(state.engram.collection_show(added.name)) | {"update": encode(report)}
     if as_json:
         echo_json(info)
     else:
@@ -66,9 +64,7 @@ def collection_list(state: State, as_json: bool) -> None:
     """List collections with their document counts."""
     cols = state.engram.collection_list()
     if as_json:
-        from engram.service import wire
-
-        echo_json(wire.to_json(cols))
+        echo_json(cols)
         return
     if not cols:
         say("no collections yet: engram collection add PATH --name NAME")
@@ -82,9 +78,7 @@ def collection_list(state: State, as_json: bool) -> None:
 @pass_state
 def collection_show(state: State, name: str, as_json: bool) -> None:
     """Show a collection's settings and contexts."""
-    from engram.service import wire
-
-    info = wire.collection_info_to_json(state.engram.collection_show(name))
+    info = encode(state.engram.collection_show(name))
     if as_json:
         echo_json(info)
         return
@@ -122,10 +116,8 @@ def collection_rename(state: State, old: str, new: str) -> None:
 def ls(state: State, target: str | None, as_json: bool) -> None:
     """List collections, or the indexed files under COLLECTION[/PATH]."""
     listing = state.engram.ls(target)
-    if as_json:
-        from engram.service import wire
-
-        echo_json(wire.to_json(listing))
+    if as_json:  # one list, of collections or of files
+        echo_json([*listing.collections, *listing.files])
         return
     for c in listing.collections:
         say(f"{c.name}/\t{c.documents} docs\t{c.path}")
@@ -157,7 +149,7 @@ def context_list(state: State, as_json: bool) -> None:
     """List every context."""
     entries = state.engram.context_list()
     if as_json:
-        echo_json([e.to_dict() for e in entries])
+        echo_json(entries)
         return
     for e in entries:
         say(f"{e.target}\t{e.text}")
@@ -187,15 +179,14 @@ def update(
 ) -> None:
     """Index new and changed notes, drop deleted ones (incremental)."""
     from engram.cli.semantic_cmds import run_embed
-    from engram.service import wire
 
     report = _run_update(state, list(collections), quiet=as_json, force=force)
-    out = wire.update_report_to_json(report)
+    out = encode(report)
     if not as_json:
         say(report.summary())
     if and_embed:
         embedded = run_embed(state, collections, False, quiet=as_json)
-        out["embed"] = wire.embed_report_to_json(embedded)
+        out["embed"] = encode(embedded)
         if not as_json:
             say(embedded.summary())
     if as_json:
@@ -225,8 +216,9 @@ def _run_update(state: State, collections: list[str], quiet: bool, force: bool =
                 force=force,
             )
     if not quiet:
-        for col, path, message in report.warnings:
-            warn(f"{col}/{path}: {message}" if path else f"{col}: {message}")
+        for w in report.warnings:
+            where = f"{w.collection}/{w.path}" if w.path else w.collection
+            warn(f"{where}: {w.message}")
     return report
 
 
@@ -237,9 +229,7 @@ def status(state: State, as_json: bool) -> None:
     """Collections, document counts, index size and freshness."""
     info = state.engram.status()
     if as_json:
-        from engram.service import wire
-
-        echo_json(wire.to_json(info))
+        echo_json(info)
         return
     idx = info.index
     say(f"index: {idx.path} ({idx.bytes / 1e6:.1f} MB), last update: {idx.last_update or 'never'}")
@@ -259,7 +249,8 @@ def status(state: State, as_json: bool) -> None:
         warn(f"{path}: no text (scanned?)")
     if info.warnings:
         say(f"{info.warnings} notes were indexed with warnings (see: engram doctor)")
-    vec = "available" if info.vector_available else f"unavailable: {info.vector_error}"
+    vector = info.vector_search
+    vec = "available" if vector.available else f"unavailable: {vector.error}"
     say(f"vector search: {vec}")
     emb = info.embeddings
     model = f"{emb.model}, dim {emb.dim}" if emb.model else "no model yet"
@@ -286,9 +277,7 @@ def cleanup(state: State, as_json: bool) -> None:
     """Drop documents of removed collections and orphaned data, then compact the index."""
     info = state.engram.cleanup()
     if as_json:
-        from engram.service import wire
-
-        echo_json(wire.to_json(info))
+        echo_json(info)
         return
     say(
         f"removed {info.documents_removed} stale documents and "
@@ -307,7 +296,7 @@ def doctor(state: State, full: bool, as_json: bool) -> None:
     """Check SQLite, extensions, models, config and index health, with fixes."""
     checks = state.engram.doctor(full=full)
     if as_json:
-        echo_json([c.to_dict() for c in checks])
+        echo_json(checks)
     else:
         marks = {"ok": "ok  ", "warn": "WARN", "fail": "FAIL"}
         for c in checks:

@@ -14,8 +14,9 @@ import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from typing import Any
 
+from engram.codec import encode
 from engram.printable import json_safe, printable
-from engram.service import Document, SearchResult, wire
+from engram.service import Document, SearchResult
 
 FORMATS = ("human", "json", "csv", "md", "xml", "files")
 _XML_BAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
@@ -55,7 +56,7 @@ def render_results(
 ) -> str:
     """Results in one of FORMATS."""
     if fmt == "json":
-        return json_safe(json.dumps(wire.to_json(list(results)), ensure_ascii=False, indent=2))
+        return json_safe(json.dumps(encode(results), ensure_ascii=False, indent=2))
     if fmt == "csv":
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
@@ -165,7 +166,7 @@ def render_documents(
 ) -> str:
     """Documents from get / multi-get in one of FORMATS."""
     if fmt == "json":
-        return json_safe(json.dumps(wire.to_json(list(documents)), ensure_ascii=False, indent=2))
+        return json_safe(json.dumps(encode(documents), ensure_ascii=False, indent=2))
     if fmt in ("csv", "files"):
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")

@@ -73,7 +73,7 @@ def parse_props(pairs: tuple[str, ...]) -> dict[str, Any]:
 def show(change: Any, as_json: bool) -> None:
     """A change as JSON, or its diff (dry run) and a one-line summary."""
     if as_json:
-        echo_json(change.to_dict())
+        echo_json(change)
         return
     if change.dry_run:
         color = color_enabled()

@@ -44,10 +44,11 @@ def rebuild(state: State, yes: bool, as_json: bool) -> None:
     finally:
         lock.release()
     if as_json:
-        echo_json(report.to_dict())
+        echo_json(report)
         return
-    for col, path, message in report.update.warnings:
-        warn(f"{col}/{path}: {message}" if path else f"{col}: {message}")
+    for w in report.update.warnings if report.update else ():
+        where = f"{w.collection}/{w.path}" if w.path else w.collection
+        warn(f"{where}: {w.message}")
     click.echo(report.summary())
 
 

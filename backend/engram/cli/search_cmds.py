@@ -278,9 +278,7 @@ def bench(
         queries, qrels, mode, limit, collections, run_out, snippets, not no_expand, not no_rerank
     )
     if as_json:
-        from engram.service import wire
-
-        echo_json(wire.to_json(report))
+        echo_json(report)
         return
     say(
         f"mode={report.mode} queries={report.queries}  "

@@ -9,7 +9,7 @@ import click
 
 from engram.cli.main import State, cli, color_enabled, daemon_option, echo_json, pass_state, say
 from engram.cli.search_cmds import result_limit, search_options, with_filters
-from engram.service import wire
+from engram.codec import encode
 
 
 @cli.group()
@@ -24,15 +24,15 @@ def models_list(state: State, as_json: bool) -> None:
     """Each role's configured model, whether it is available, and the cached files."""
     info = state.engram.models_list()
     if as_json:
-        echo_json(wire.to_json(info))
+        echo_json(info)
         return
-    for r in info.roles:
+    for role, r in info.roles.items():
         if r.spec is None:
-            say(f"{r.role:9} (not configured)")
+            say(f"{role:9} (not configured)")
         elif r.path is not None:
-            say(f"{r.role:9} {r.spec} -> {r.path}")
+            say(f"{role:9} {r.spec} -> {r.path}")
         else:
-            say(f"{r.role:9} {r.spec}  MISSING: {r.error or ''}")
+            say(f"{role:9} {r.spec}  MISSING: {r.error or ''}")
     say("built-in embedders (engram models pull NAME):")
     for m in info.built_in:
         ready = "prepared" if m.prepared else f"not prepared, {m.download_mb} MB"
@@ -51,7 +51,7 @@ def models_pull(state: State, spec: str | None, as_json: bool) -> None:
     path (default: the configured embedding model)."""
     info = state.engram.models_pull(spec, None if as_json else lambda m: say(m, err=True))
     if as_json:
-        echo_json(wire.to_json(info))
+        echo_json(info)
     else:
         say(
             f"ready: {info.path} ({info.model_id}, {info.architecture}, "
@@ -66,7 +66,7 @@ def models_pull(state: State, spec: str | None, as_json: bool) -> None:
 def models_info(state: State, spec: str, as_json: bool) -> None:
     """What a GGUF says about itself; SPEC is a role (embed, rerank, generate), a spec or a path."""
     info = state.engram.models_info(spec)
-    data = wire.to_json(info)
+    data = encode(info)
     if as_json:
         echo_json(data)
         return
@@ -111,9 +111,7 @@ def embed(state: State, force: bool, collections: tuple[str, ...], as_json: bool
     """Chunk notes and embed the passages that have no vector yet (resumable)."""
     report = run_embed(state, collections, force, quiet=as_json)
     if as_json:
-        from engram.service import wire
-
-        echo_json(wire.embed_report_to_json(report))
+        echo_json(report)
     else:
         say(report.summary())
 
@@ -243,7 +241,7 @@ def query(
         # the stage summary belongs in the document a program reads, as in the HTTP API
         echo_json(
             {
-                "results": [wire.to_json(r) for r in results],
+                "results": results,
                 "stages": stages,
                 "expansions": list(expansions),
                 "notices": list(notices),

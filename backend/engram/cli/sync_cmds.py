@@ -11,6 +11,7 @@ import click
 from engram.cli.main import State, cli, daemon_option, echo_json, pass_state, say
 from engram.cli.memory_cmds import vault_option
 from engram.cli.root import running_daemon
+from engram.codec import encode
 
 
 def _options(func: Any) -> Any:
@@ -51,7 +52,7 @@ def pull(state: State, vault: str | None, as_json: bool) -> None:
 def _run(state: State, vault: str | None, as_json: bool, push: bool, pull: bool) -> None:
     """One run (through the daemon when it serves this vault: its writer does the work)."""
     result = state.engram.sync_now(vault, push=push, pull=pull)
-    report, summary = result.to_dict(), result.summary()
+    report, summary = encode(result), result.summary()
     if as_json:
         echo_json(report)
     else:
@@ -72,9 +73,7 @@ def status(state: State, vault: str | None, as_json: bool) -> None:
     could not be applied."""
     info = state.engram.sync_status(vault)
     if as_json:
-        from engram.service import wire
-
-        echo_json(wire.sync_status_to_json(info))
+        echo_json(info)
         return
     if not info.configured:
         say(str(info.reason))
@@ -98,10 +97,8 @@ def status(state: State, vault: str | None, as_json: bool) -> None:
 @pass_state
 def check(state: State, vault: str | None, as_json: bool) -> None:
     """Compare every fact note with Convex (changes nothing); exit 1 when not in step."""
-    from engram.service import wire
-
     checked = state.engram.sync_check(vault)
-    info = wire.sync_check_to_json(checked)
+    info = encode(checked)
     if as_json:
         echo_json(info)
     else:
@@ -162,9 +159,7 @@ def init(
         url, token, auth, device, interval, vault=vault, check=not no_check
     )
     if as_json:
-        from engram.service import wire
-
-        echo_json(wire.to_json(info))
+        echo_json(info)
         return
     checked = "checked, " if info.checked else ""
     say(

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from engram.codec import Seconds, arg
 from engram.index.chunk import Chunk, chunk_note
 from engram.index.chunk_pages import chunk_pages
 from engram.index.loader import ParsePool, parse_text
@@ -48,13 +49,13 @@ Progress = Callable[[str, int, int], None]  # (phase, done, total)
 class EmbedReport:
     """What one `embed` run did."""
 
-    model_id: str = ""
+    model_id: str = arg("", wire="model")
     dim: int = 0
     reset: bool = False  # vectors of another model were dropped
     documents_chunked: int = 0
     chunks: int = 0
     embedded: int = 0
-    seconds: float = 0.0
+    seconds: Seconds = 0.0
 
     def summary(self) -> str:
         """One line for humans."""

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
+from engram.codec import Seconds, arg
 from engram.index import extracted, links
 from engram.index.loader import Loaded, ParsePool, load_all
 from engram.index.resolver import LinkResolver
@@ -46,9 +47,18 @@ class CollectionSpec:
     ignore: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class IndexWarning:
+    """What went wrong with a file (or, without a path, a collection) during an update."""
+
+    collection: str
+    path: str
+    message: str
+
+
 @dataclass
 class UpdateReport:
-    """Counts and warnings of one `update` run."""
+    """Counts and warnings of one `update` run (the ids and paths are for this process)."""
 
     added: int = 0
     updated: int = 0
@@ -56,10 +66,10 @@ class UpdateReport:
     removed: int = 0
     unchanged: int = 0
     skipped: int = 0
-    seconds: float = 0.0
-    warnings: list[tuple[str, str, str]] = field(default_factory=list)  # (collection, path, msg)
-    changed_ids: list[int] = field(default_factory=list)
-    removed_paths: list[tuple[str, str]] = field(default_factory=list)
+    seconds: Seconds = 0.0
+    warnings: list[IndexWarning] = field(default_factory=list)
+    changed_ids: list[int] = arg(local=True, factory=list)
+    removed_paths: list[tuple[str, str]] = arg(local=True, factory=list)
 
     def summary(self) -> str:
         """One line for humans."""
@@ -106,7 +116,7 @@ def update(
     for col in collections:
 
         def warn(rel: str, msg: str, _c: str = col.name) -> None:
-            report.warnings.append((_c, rel, msg))
+            report.warnings.append(IndexWarning(_c, rel, msg))
 
         states = docs.doc_states(db.conn, col.name)
         wanted = None if only_paths is None else only_paths.get(col.name, set())
@@ -234,7 +244,7 @@ def _apply(
     rec = loaded.record
     if loaded.skipped or rec is None:
         report.skipped += 1
-        report.warnings.append((col.name, f.rel, loaded.skipped or "skipped"))
+        report.warnings.append(IndexWarning(col.name, f.rel, loaded.skipped or "skipped"))
         return False
     if existing is not None and existing.hash == loaded.sha256:
         # same text, new time: what derives from the time (its date, a fact's updatedAt) moves
@@ -248,7 +258,7 @@ def _apply(
         docs.rename_document(conn, moved.id, f.rel)
         resolver.moved(moved.id, moved.path)
     for w in loaded.warnings:
-        report.warnings.append((col.name, f.rel, w))
+        report.warnings.append(IndexWarning(col.name, f.rel, w))
     doc_id, _ = docs.upsert_note(conn, rec, _now())
     resolver.stored(conn, doc_id, f.rel)
     own = NoteInfo(

@@ -9,7 +9,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import ClassVar, Protocol, runtime_checkable
+
+from engram.codec import arg
 
 Vector = list[float]
 
@@ -28,25 +30,30 @@ class Prompts:
 
 @dataclass(frozen=True)
 class GGUFInfo:
-    """What a GGUF file says about itself: enough for `engram models info` and for loading."""
+    """What a GGUF file says about itself: enough for `engram models info` and for loading.
+    Its JSON names the fields as written here (`models info --json` always has)."""
 
     path: Path
-    size_bytes: int
-    sha256: str
-    architecture: str
-    name: str
-    file_type: str  # "F16", "Q8_0", ... (from general.file_type, else the dominant tensor type)
-    context_length: int
-    max_seq_length: int  # sentence-transformers' limit when the converter recorded it, else 0
-    embedding_length: int
-    block_count: int
-    pooling: str  # "none" | "mean" | "cls" | "last" | "rank" | "unspecified"
-    tokenizer: str  # tokenizer.ggml.model: "bert", "llama", "gpt2", "t5", ...
-    vocab_size: int
-    n_tensors: int
-    classifier_labels: tuple[str, ...] = ()
-    has_chat_template: bool = False
+    size_bytes: int = arg(wire="size_bytes")
+    sha256: str = arg()
+    architecture: str = arg()
+    name: str = arg()
+    # "F16", "Q8_0", ... (from general.file_type, else the dominant tensor type)
+    file_type: str = arg(wire="file_type")
+    context_length: int = arg(wire="context_length")
+    # sentence-transformers' limit when the converter recorded it, else 0
+    max_seq_length: int = arg(wire="max_seq_length")
+    embedding_length: int = arg(wire="embedding_length")
+    block_count: int = arg(wire="block_count")
+    pooling: str = arg()  # "none" | "mean" | "cls" | "last" | "rank" | "unspecified"
+    tokenizer: str = arg()  # tokenizer.ggml.model: "bert", "llama", "gpt2", "t5", ...
+    vocab_size: int = arg(wire="vocab_size")
+    n_tensors: int = arg(wire="n_tensors")
+    classifier_labels: tuple[str, ...] = arg((), wire="classifier_labels")
+    has_chat_template: bool = arg(False, wire="has_chat_template")
     prompts: Prompts = Prompts()
+
+    WIRE_EXTRA: ClassVar[dict[str, str]] = {"modelId": "model_id"}
 
     @property
     def model_id(self) -> str:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from engram import __version__
+from engram import __version__, codec
 from engram.errors import ConflictError, InvalidInputError
 from engram.secrets import write_private
 from engram.server.locks import DaemonLock, holder, index_lock_path
@@ -47,24 +47,6 @@ class Discovery:
     def url(self) -> str:
         """The loopback base URL."""
         return f"http://127.0.0.1:{self.port}"
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON document (protocol 2; extra keys are ignored by readers)."""
-        return {
-            "name": NAME,
-            "version": __version__,
-            "protocol": PROTOCOL,
-            "url": self.url,
-            "port": self.port,
-            "token": self.token,
-            "pid": self.pid,
-            "startedAt": self.started_at,
-            "vault": self.vault,
-            "capabilities": list(self.capabilities),
-            "index": self.index,
-            "config": self.config,
-            "collection": self.collection,
-        }
 
 
 def check_config_dir(name: str) -> str:
@@ -95,9 +77,18 @@ def read(path: Path) -> dict[str, Any] | None:
     return data
 
 
+def document(info: Discovery) -> dict[str, Any]:
+    """The file's JSON (protocol 2; readers ignore keys they do not know): who wrote it and
+    the URL first, then the fields. The file's format, so written here rather than by the
+    codec, which would put the constants last."""
+    head = {"name": NAME, "version": __version__, "protocol": PROTOCOL, "url": info.url}
+    fields: dict[str, Any] = codec.encode(info)
+    return head | fields
+
+
 def write(path: Path, info: Discovery) -> None:
     """Write a discovery file atomically, mode 0600."""
-    write_private(path, json.dumps(info.to_dict(), indent=2) + "\n")
+    write_private(path, json.dumps(document(info), indent=2) + "\n")
 
 
 def remove_if_ours(path: Path, pid: int) -> None:

@@ -29,9 +29,10 @@ import time
 import uuid
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from dataclasses import dataclass
+from typing import Any, ClassVar, TypeVar
 
+from engram.codec import arg, encode
 from engram.service import Engram
 
 T = TypeVar("T")
@@ -84,29 +85,23 @@ class Job:
 
     id: str
     source: str
-    paths: set[str] | None = None
+    paths: set[str] | None = arg(None, local=True)  # sent as their number (`paths`)
     state: str = "queued"  # queued | running | done | failed | cancelled
     done: int = 0
     total: int = 0
     summary: str | None = None
     error: str | None = None
-    changed: list[int] = field(default_factory=list)
+    changed: list[int] = arg(local=True, factory=list)
     # the indexing half's report once it is done: a job preempted while embedding resumes
     # there (what a write changed meanwhile, the write indexed itself)
-    indexed: Any = None
+    indexed: Any = arg(None, local=True)
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON shape."""
-        return {
-            "id": self.id,
-            "state": self.state,
-            "source": self.source,
-            "paths": None if self.paths is None else len(self.paths),
-            "done": self.done,
-            "total": self.total,
-            "summary": self.summary,
-            "error": self.error,
-        }
+    WIRE_EXTRA: ClassVar[dict[str, str]] = {"paths": "path_count"}
+
+    @property
+    def path_count(self) -> int | None:
+        """How many paths the job indexes (None: everything)."""
+        return None if self.paths is None else len(self.paths)
 
 
 class JobRunner:
@@ -190,8 +185,8 @@ class JobRunner:
             "state": "indexing" if job is not None else "idle",
             "done": job.done if job else 0,
             "total": job.total if job else 0,
-            "job": job.to_dict() if job else None,
-            "lastJob": self.last.to_dict() if self.last else None,
+            "job": encode(job),
+            "lastJob": encode(self.last),
         }
 
     async def _loop(self) -> None:

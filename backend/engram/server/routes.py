@@ -10,7 +10,7 @@ from typing import Any
 
 from aiohttp import web
 
-from engram import __version__
+from engram import __version__, codec
 from engram.errors import InvalidInputError
 from engram.server import openapi
 from engram.server import validate as v
@@ -26,7 +26,6 @@ from engram.server.state import (
     in_reader,
     now_iso,
 )
-from engram.service import wire
 
 routes = web.RouteTableDef()
 MODES = ("search", "vsearch", "query")
@@ -52,7 +51,6 @@ async def status(request: web.Request) -> web.Response:
     app = request.app
     engram, cfg, jobs, watcher = app[ENGRAM], app[CONFIG], app[JOBS], app[WATCHER]
     info = await in_reader(app, engram.status)
-    shown = wire.status_to_json(info)
     counts = {c.name: c.documents for c in info.collections}
     indexing = jobs.snapshot()
     indexing["lastUpdate"] = info.index.last_update
@@ -69,7 +67,7 @@ async def status(request: web.Request) -> web.Response:
             "chunks": info.embeddings.chunks,
             "embedded": info.embeddings.embedded,
             "indexing": indexing,
-            "models": wire.to_json(models),
+            "models": codec.encode(models),
             "queryStages": stages,
             "languageAdvice": info.languages.advice,
             "watcher": {
@@ -77,10 +75,10 @@ async def status(request: web.Request) -> web.Response:
                 "queue": (watcher.queue if watcher else 0) + jobs.queued_paths(),
                 "error": watcher.error if watcher else None,
             },
-            "sync": wire.sync_status_to_json(sync),
+            "sync": codec.encode(sync),
             "lastError": app[RUNTIME].last_error,
-            "collections": shown["collections"],
-            "index": shown["index"],
+            "collections": codec.encode(info.collections),
+            "index": codec.encode(info.index),
             "startedAt": app[RUNTIME].started_at,
         }
     )
@@ -152,7 +150,7 @@ async def get_active_note(request: web.Request) -> web.Response:
         return web.json_response({"activeNote": None})
     app = request.app
     title = await in_reader(app, app[ENGRAM].note_title, app[CONFIG].collection, note.path)
-    return web.json_response({"activeNote": {**note.to_dict(), "title": title}})
+    return web.json_response({"activeNote": {**codec.encode(note), "title": title}})
 
 
 def _age_seconds(at: str) -> float:

@@ -29,7 +29,7 @@ from engram.server.connections import (
     connection_limit,
     open_file_limit,
 )
-from engram.server.discovery import Discovery, IndexLock
+from engram.server.discovery import Discovery, IndexLock, document
 from engram.server.locks import DaemonLock, vault_lock_path
 from engram.server.mcp import Factory
 from engram.server.middleware import AccessLogger
@@ -145,7 +145,7 @@ def serve(
 
 def lock_note(info: Discovery) -> dict[str, object]:
     """What a lock file says about its daemon (no token: a refused daemon prints it)."""
-    data = info.to_dict()
+    data = document(info)
     return {k: data[k] for k in ("pid", "url", "vault", "index", "startedAt")}
 
 

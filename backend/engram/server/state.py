@@ -54,15 +54,6 @@ class ActiveNote:
     cursor_line: int
     at: str
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON shape."""
-        return {
-            "path": self.path,
-            "selection": self.selection,
-            "cursorLine": self.cursor_line,
-            "at": self.at,
-        }
-
 
 def now_iso() -> str:
     """UTC now, ISO 8601 to the second."""

@@ -14,7 +14,6 @@ if TYPE_CHECKING:
     from engram.search.query_flags import filter_syntax
     from engram.search.results import Document, Passage, SearchResult
     from engram.service.engram import Engram
-    from engram.service.live import filters_from_json
     from engram.sync.engine import SyncReport
 
 _WHERE = {
@@ -25,7 +24,6 @@ _WHERE = {
     "SearchResult": "engram.search.results",
     "SyncReport": "engram.sync.engine",
     "filter_syntax": "engram.search.query_flags",
-    "filters_from_json": "engram.service.live",
 }
 
 
@@ -43,5 +41,4 @@ __all__ = [
     "SearchResult",
     "SyncReport",
     "filter_syntax",
-    "filters_from_json",
 ]

@@ -20,9 +20,17 @@ URI_PREFIX = "engram://"
 
 
 @dataclass(frozen=True)
+class PrefixContext:
+    """A context text of a collection and the path prefix it applies to."""
+
+    prefix: str
+    text: str
+
+
+@dataclass(frozen=True)
 class CollectionInfo:
-    """A collection's settings and document count; `contexts` (prefix, text) only when one
-    collection is shown (JSON: service/wire.py)."""
+    """A collection's settings and document count; `contexts` only when one collection is
+    shown (None otherwise)."""
 
     name: str
     path: str
@@ -30,7 +38,7 @@ class CollectionInfo:
     ignore: tuple[str, ...]
     documents: int
     last_indexed: str | None
-    contexts: tuple[tuple[str, str], ...] | None = None
+    contexts: tuple[PrefixContext, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -48,8 +56,8 @@ class ListedFile:
 
 @dataclass(frozen=True)
 class Listing:
-    """`engram ls`: the collections (no target), or the files under a target; its JSON is
-    one list of either."""
+    """`engram ls`: the collections (no target), or the files under a target (`--json`
+    prints one list of either)."""
 
     collections: tuple[CollectionInfo, ...] = ()
     files: tuple[ListedFile, ...] = ()
@@ -61,10 +69,6 @@ class ContextEntry:
 
     target: str  # "/" for global, else engram://collection/prefix
     text: str
-
-    def to_dict(self) -> dict[str, str]:
-        """JSON shape."""
-        return {"target": self.target, "text": self.text}
 
 
 class CollectionsService:
@@ -114,7 +118,7 @@ class CollectionsService:
         """One collection's settings, contexts and counts."""
         col = self._core.require_collection(name)
         info = _info(col, admin.collection_counts(self._core.db.conn).get(name, (0, None)))
-        return replace(info, contexts=tuple((p, t) for p, t in col.contexts))
+        return replace(info, contexts=tuple(PrefixContext(p, t) for p, t in col.contexts))
 
     def collection_remove(self, name: str) -> int:
         """Forget a collection and drop its documents from the index; return how many."""

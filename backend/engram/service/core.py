@@ -38,10 +38,6 @@ class Check:
     detail: str
     fix: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON shape."""
-        return {"name": self.name, "status": self.status, "detail": self.detail, "fix": self.fix}
-
 
 class Core:
     """Holds settings, the lazily opened index and the clock; every facade part builds on it."""

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from engram.codec import Score, arg, encode
+from engram.codec import Score, arg
 from engram.errors import EngramError
 from engram.memory.results import RecallHit
 from engram.search.fusion import RankedList, rrf
@@ -24,11 +24,6 @@ class DeepHit:
     score: Score
     hit: RecallHit
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON shape (service/codec.py)."""
-        data: dict[str, Any] = encode(self)
-        return data
-
 
 @dataclass(frozen=True)
 class DeepSearchResult:
@@ -38,11 +33,6 @@ class DeepSearchResult:
     sources: tuple[str, ...]
     hits: tuple[DeepHit, ...] = arg(wire="results")
     notes: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON shape (service/codec.py)."""
-        data: dict[str, Any] = encode(self)
-        return data
 
 
 class Recall(Protocol):

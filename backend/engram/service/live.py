@@ -4,15 +4,13 @@ which changed files to index, and a note's metadata for the fact panel."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from engram.errors import InvalidInputError, NotFoundError
-from engram.search.query import QueryError, parse_date
 from engram.store import admin
 from engram.store import links as links_store
-from engram.store.filters import Filters
 from engram.vault.fsio import UnsafePathError, safe_join
 from engram.vault.scan import hidden_or_ignored_dir
 
@@ -128,68 +126,3 @@ def _visible(rel: str) -> bool:
     """Is this a path the vault shows (not in a dot-folder or tool folder, not a dot-file)?"""
     parts = rel.split("/")
     return not (any(hidden_or_ignored_dir(p) for p in parts[:-1]) or parts[-1].startswith("."))
-
-
-def filters_from_json(value: Any) -> Filters:
-    """Search filters from a JSON object: path (prefix or list), tags, fields, after, before."""
-    if value is None:
-        return Filters()
-    if not isinstance(value, Mapping):
-        raise InvalidInputError("filters must be an object")
-    known = {"path", "tags", "fields", "after", "before"}
-    unknown = sorted(set(value) - known)
-    if unknown:
-        raise InvalidInputError(f"unknown filter {unknown[0]!r}; use: {', '.join(sorted(known))}")
-    return Filters(
-        path_prefixes=_strings(value.get("path"), "filters.path"),
-        tags=_strings(value.get("tags"), "filters.tags"),
-        fields=_fields(value.get("fields")),
-        after=_date(value.get("after"), "filters.after"),
-        before=_date(value.get("before"), "filters.before"),
-    )
-
-
-def _usable(text: str) -> bool:
-    """Text SQLite can bind: no NUL, no lone surrogates."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return "\x00" not in text
-
-
-def _strings(value: Any, what: str) -> tuple[str, ...]:
-    if value is None:
-        return ()
-    items = [value] if isinstance(value, str) else value
-    if not isinstance(items, list) or not all(
-        isinstance(x, str) and x and _usable(x) for x in items
-    ):
-        raise InvalidInputError(f"{what} must be a string or a list of strings")
-    return tuple(items)
-
-
-def _fields(value: Any) -> tuple[tuple[str, str], ...]:
-    if value is None:
-        return ()
-    if not isinstance(value, Mapping) or not all(
-        isinstance(k, str)
-        and _usable(k)
-        and isinstance(v, str | int | float)
-        and not isinstance(v, bool)
-        and _usable(str(v))
-        for k, v in value.items()
-    ):
-        raise InvalidInputError("filters.fields must map property names to strings or numbers")
-    return tuple((k, str(v)) for k, v in value.items())
-
-
-def _date(value: Any, what: str) -> str | None:
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise InvalidInputError(f"{what} must be a date like 2024-05-07, 2024-05 or 2024")
-    try:
-        return parse_date(value, what)
-    except QueryError as exc:
-        raise InvalidInputError(str(exc)) from None

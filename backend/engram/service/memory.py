@@ -190,7 +190,8 @@ class MemoryService:
             return None
         if not indexed and "frontmatter" in str(row["warnings"]):
             facts_store.delete_doc(conn, doc_id)
-            report.warnings.append((v.name, rel, "fact note with broken frontmatter: ignored"))
+            warning = "fact note with broken frontmatter: ignored"
+            report.warnings.append(indexer.IndexWarning(v.name, rel, warning))
             return None
         _, body, _ = split_frontmatter(content_text(conn, row["hash"]) or "")
         fact = fmt.from_props(indexed, body, rel)  # the indexer already parsed the YAML
@@ -202,7 +203,7 @@ class MemoryService:
         if other is not None and other["doc_id"] != doc_id:
             facts_store.delete_doc(conn, doc_id)
             report.warnings.append(
-                (
+                indexer.IndexWarning(
                     v.name,
                     rel,
                     f"fact id {fact.id} is already {other['path']}; this copy is "

@@ -40,7 +40,7 @@ class Models(Protocol):
 
 @dataclass(frozen=True)
 class ModelState:
-    """One role's model for the status bar (JSON: service/wire.py)."""
+    """One role's model for the status bar."""
 
     id: str  # the loaded model's id, else its file's stem, else its spec ("" unconfigured)
     state: str  # "loaded", "available" or "missing"

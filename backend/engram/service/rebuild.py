@@ -13,16 +13,17 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from engram.codec import Seconds, arg
 from engram.config import Settings
 from engram.errors import ConflictError, UnavailableError
+from engram.index.indexer import UpdateReport
 from engram.store import documents as docs
 from engram.store import rebuild as store
 from engram.store import vectors
 
 if TYPE_CHECKING:
-    from engram.index.indexer import UpdateReport
     from engram.service.core import Core
     from engram.service.engram import Engram
 
@@ -37,20 +38,21 @@ IN_USE_HINT = (
 class RebuildReport:
     """What a rebuild made and kept."""
 
-    update: UpdateReport
+    documents: int  # indexed from the files
+    warnings: int  # of them, indexed with warnings
     carried: dict[str, int]  # rows per kept table
     restored: bool  # no readable old index: nothing could be carried over
     chunks: int | None  # passages re-chunked; None when there were no vectors to keep
     to_embed: int  # passages with no vector yet (for `engram embed`)
     deletes_queued: int  # synced facts whose notes are gone: their deletion goes to Convex
     notes: tuple[str, ...]
-    seconds: float
+    seconds: Seconds
+    update: UpdateReport | None = arg(None, local=True)  # the indexing run, in this process
 
     def summary(self) -> str:
         """A few lines for humans."""
-        u = self.update
         lines = [
-            f"rebuilt from the files: {u.added} documents in {self.seconds:.1f}s"
+            f"rebuilt from the files: {self.documents} documents in {self.seconds:.1f}s"
             + (" (there was no index to keep anything from)" if self.restored else ""),
         ]
         kept = {k: v for k, v in self.carried.items() if v}
@@ -65,20 +67,6 @@ class RebuildReport:
         if self.deletes_queued:
             lines.append(f"{self.deletes_queued} deleted facts queued for deletion in Convex")
         return "\n".join(lines + list(self.notes))
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON shape."""
-        return {
-            "documents": self.update.added,
-            "warnings": len(self.update.warnings),
-            "carried": self.carried,
-            "restored": self.restored,
-            "chunks": self.chunks,
-            "toEmbed": self.to_embed,
-            "deletesQueued": self.deletes_queued,
-            "notes": list(self.notes),
-            "seconds": round(self.seconds, 3),
-        }
 
 
 class RebuildService:
@@ -161,7 +149,8 @@ class RebuildService:
                 queued = store.queue_deletes(conn, set(carried.fact_ids) - store.fact_ids(conn))
             chunks = _rechunk(builder, progress, notes) if carried.rows.get("vectors") else None
             report = RebuildReport(
-                update,
+                update.added,
+                len(update.warnings),
                 carried.rows,
                 not carried.rows,
                 chunks,
@@ -169,6 +158,7 @@ class RebuildService:
                 queued,
                 (),
                 0.0,
+                update,
             )
         except BaseException:
             builder.close()

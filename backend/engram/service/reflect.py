@@ -12,7 +12,6 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from engram.codec import encode
 from engram.errors import InvalidInputError
 from engram.memory import daily, dates, ledger_raw, reflect
 from engram.memory.model import LIVE_STATES
@@ -36,11 +35,6 @@ class ReflectResult:
     path: str
     facts: int
     written: bool
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON shape (engram.codec)."""
-        data: dict[str, Any] = encode(self)
-        return data
 
 
 def week_from(text: str | None, today: dt.date) -> Week:

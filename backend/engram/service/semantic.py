@@ -6,8 +6,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from time import monotonic
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
+from engram.codec import arg
 from engram.errors import InvalidInputError, UnavailableError
 from engram.models import sources
 from engram.models.protocols import Embedder, GGUFInfo, ModelError
@@ -32,7 +33,7 @@ ROLES = ("embed", "rerank", "generate")
 
 @dataclass(frozen=True)
 class EmbeddingState:
-    """Which model the stored vectors belong to, and how much is embedded (JSON: wire.py)."""
+    """Which model the stored vectors belong to, and how much is embedded."""
 
     model: str | None  # the model the stored vectors were made by, None before any
     dim: str | None  # their dimension, as the index records it
@@ -48,10 +49,16 @@ class EmbeddingState:
 class RoleModel:
     """A role's configured model and whether its file is here (`engram models list`)."""
 
-    role: str
     spec: str | None  # None: not configured
     path: str | None = None  # the local file, when it resolves
     error: str | None = None  # why it does not resolve
+
+    WIRE_EXTRA: ClassVar[dict[str, str]] = {"available": "available"}
+
+    @property
+    def available(self) -> bool:
+        """Is the model's file here?"""
+        return self.path is not None
 
 
 @dataclass(frozen=True)
@@ -62,7 +69,7 @@ class BuiltInModel:
     name: str
     languages: str
     prepared: bool
-    download_mb: int
+    download_mb: int = arg(wire="downloadMB")
 
 
 @dataclass(frozen=True)
@@ -77,7 +84,7 @@ class CachedModel:
 class ModelsList:
     """`engram models list`: each role's model, the built-in embedders, the cached files."""
 
-    roles: tuple[RoleModel, ...]
+    roles: dict[str, RoleModel]  # by role: embed, rerank, generate
     built_in: tuple[BuiltInModel, ...]
     cached: tuple[CachedModel, ...]
     cache_dir: str
@@ -174,7 +181,7 @@ class SemanticService:
     def models_list(self) -> ModelsList:
         """Each role's configured model and whether it is on disk, plus every cached model."""
         cache = self._core.settings.cache_dir
-        roles = []
+        roles = {}
         for role in ROLES:
             spec = self.model_spec(role)
             path = error = None
@@ -183,13 +190,13 @@ class SemanticService:
                     path = str(sources.resolve(spec, cache))
                 except ModelError as exc:
                     error = str(exc)
-            roles.append(RoleModel(role, spec, path, error))
+            roles[role] = RoleModel(spec, path, error)
         built_in = tuple(
             BuiltInModel(m.spec, m.name, m.languages, prepared, m.download_mb)
             for m, prepared in sources.built_in_status(cache)
         )
         cached = tuple(CachedModel(str(p), p.stat().st_size) for p in sources.list_models(cache))
-        return ModelsList(tuple(roles), built_in, cached, str(sources.models_dir(cache)))
+        return ModelsList(roles, built_in, cached, str(sources.models_dir(cache)))
 
     def models_pull(
         self, spec: str | None = None, progress: Callable[[str], None] | None = None

@@ -12,7 +12,7 @@ import socket
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from engram.config import DEFAULT_SYNC_INTERVAL, SyncSettings
 from engram.errors import InvalidInputError, NotFoundError, UnavailableError
@@ -70,8 +70,8 @@ class SyncConflict:
 
 @dataclass(frozen=True)
 class SyncStatus:
-    """A vault's sync state (JSON: service/wire.py). Not configured: `reason` says why, and
-    the fields after it are empty."""
+    """A vault's sync state. Not configured: `reason` says why, and the fields after it are
+    empty (null, or no items)."""
 
     configured: bool
     state: str  # off, idle, error (the daemon adds syncing)
@@ -92,7 +92,7 @@ class SyncStatus:
 
 @dataclass(frozen=True)
 class SyncCheck:
-    """Every fact note compared with Convex (JSON: service/wire.py); lists hold fact ids."""
+    """Every fact note compared with Convex; lists hold fact ids."""
 
     same: int
     differ: tuple[str, ...]
@@ -101,6 +101,8 @@ class SyncCheck:
     deleted_in_convex_live_here: tuple[str, ...]
     pending: int  # ops waiting in the outbox
     tombstones: int  # facts deleted in Convex
+
+    WIRE_EXTRA: ClassVar[dict[str, str]] = {"inStep": "in_step"}
 
     @property
     def in_step(self) -> bool:

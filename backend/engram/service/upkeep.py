@@ -12,22 +12,23 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, Protocol
 
 from engram import __version__
+from engram.codec import arg
 from engram.config import ConfigError, load_config_file
 from engram.errors import InvalidInputError
+from engram.index.languages import LanguageReport
 from engram.search import evaluate
 from engram.search.results import SearchResult
 from engram.service.collections import overlaps
 from engram.service.core import Check
+from engram.service.model_health import ModelState
+from engram.service.semantic import EmbeddingState
 from engram.store import admin, vectors
 from engram.store import documents as docs
 from engram.store.db import driver_info
 from engram.vault import journal
 
 if TYPE_CHECKING:
-    from engram.index.languages import LanguageReport
     from engram.service.core import Core
-    from engram.service.model_health import ModelState
-    from engram.service.semantic import EmbeddingState
 
 LINK_SAMPLE = 500  # notes whose links `doctor` resolves again (all with --full)
 LINKS_SHOWN = 3
@@ -55,6 +56,14 @@ class CollectionCount:
 
 
 @dataclass(frozen=True)
+class VectorSearch:
+    """Whether vector search works in this process, and why not."""
+
+    available: bool
+    error: str | None
+
+
+@dataclass(frozen=True)
 class FileKinds:
     """PDFs and canvases indexed, the passages each gave, and PDFs with no text layer."""
 
@@ -67,7 +76,7 @@ class FileKinds:
 
 @dataclass(frozen=True)
 class Status:
-    """What is indexed, where, and how fresh (`engram status`; JSON: service/wire.py)."""
+    """What is indexed, where, and how fresh (`engram status`)."""
 
     version: str
     index: IndexFile
@@ -78,8 +87,7 @@ class Status:
     tags: int  # distinct
     contents: int  # distinct texts
     warnings: int  # documents indexed with warnings
-    vector_available: bool
-    vector_error: str | None
+    vector_search: VectorSearch
     embeddings: EmbeddingState
     models: dict[str, ModelState]
     query_stages: dict[str, str]
@@ -90,7 +98,7 @@ class Status:
 
 @dataclass(frozen=True)
 class CleanupReport:
-    """What cleanup dropped and how much the index file shrank (JSON: service/wire.py)."""
+    """What cleanup dropped and how much the index file shrank."""
 
     documents_removed: int  # of collections no longer configured
     contents_removed: int  # texts no document holds
@@ -104,13 +112,13 @@ class BenchReport:
     """`engram bench`: mean retrieval quality over the judged queries, and ranking latency."""
 
     mode: str
-    ndcg_at_10: float
-    recall_at_10: float
-    recall_at_100: float
-    mrr_at_10: float
-    queries: int
-    p50_ms: float
-    p95_ms: float
+    ndcg_at_10: float = arg(wire="ndcg@10")
+    recall_at_10: float = arg(wire="recall@10")
+    recall_at_100: float = arg(wire="recall@100")
+    mrr_at_10: float = arg(wire="mrr@10")
+    queries: int = arg()
+    p50_ms: float = arg(wire="p50_ms")
+    p95_ms: float = arg(wire="p95_ms")
 
 
 class Operations(Protocol):
@@ -161,8 +169,7 @@ class UpkeepService:
             tags=totals["tags"],
             contents=totals["contents"],
             warnings=totals["warnings"],
-            vector_available=self._core.db.vec_available,
-            vector_error=self._core.db.vec_error,
+            vector_search=VectorSearch(self._core.db.vec_available, self._core.db.vec_error),
             embeddings=self._ops.embedding_state(),
             models=self._ops.model_status(),
             query_stages=self._ops.query_stages(),

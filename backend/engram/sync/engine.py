@@ -14,7 +14,6 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
-from engram.codec import encode
 from engram.store.sync import Op
 from engram.sync.client import ConvexClient, ConvexError, Rejected
 from engram.sync.pager import Pager, PullLimits
@@ -54,11 +53,6 @@ class SyncReport:
         """Add the counts a local step returned."""
         for key, value in counts.items():
             setattr(self, key, getattr(self, key) + value)
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON shape (engram.codec)."""
-        data: dict[str, Any] = encode(self)
-        return data
 
     def summary(self) -> str:
         """One line for people."""

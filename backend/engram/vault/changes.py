@@ -5,9 +5,9 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from engram.codec import arg, encode
+from engram.codec import arg
 
 NO_NEWLINE = "\\ No newline at end of file\n"
 # difflib's matcher is quadratic in the lines that differ: past this many, the changed middle
@@ -89,11 +89,6 @@ class FileChange:
     diff: str
     links: int = arg(0, wire="linksRewritten")  # links rewritten in this file
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON shape (engram.codec)."""
-        data: dict[str, Any] = encode(self)
-        return data
-
 
 @dataclass(frozen=True)
 class NoteChange:
@@ -129,8 +124,3 @@ class NoteChange:
                 break
             out.append(f.diff)
         return "".join(out)
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON shape (engram.codec)."""
-        data: dict[str, Any] = encode(self)
-        return data

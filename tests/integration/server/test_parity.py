@@ -21,8 +21,8 @@ from test_daemon import write_facts
 
 from engram import config
 from engram.cli.root import local_engram, open_engram
+from engram.codec import encode
 from engram.errors import EngramError
-from engram.service import wire
 from engram.service.operations import OPERATIONS
 
 FACT_A = "a" * 32
@@ -68,7 +68,7 @@ SENT = {op.name for op in OPERATIONS if op.route is not None}
 def outcome(call: Call, engram: Any, write: bool = False) -> Any:
     """What a call gives as a face prints it (the wire's JSON), or the error it raises."""
     try:
-        return comparable(wire.to_json(call(engram)), write)
+        return comparable(encode(call(engram)), write)
     except EngramError as exc:
         return (type(exc).__name__, str(exc))
 

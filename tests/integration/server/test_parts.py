@@ -18,7 +18,7 @@ from engram.server.discovery import Discovery, IndexLock
 from engram.server.run import OPTIONAL_CAPABILITIES, capabilities
 from engram.server.tokens import TokenStore
 from engram.server.watcher import Debouncer, relevant
-from engram.service import Engram, filters_from_json
+from engram.service import Engram
 
 
 class MemoryKeyring:
@@ -201,17 +201,6 @@ def test_expand_changes_covers_folders(indexed: Engram, tiny_vault: Path) -> Non
     (tiny_vault / "Projects").rename(tiny_vault / ".hidden-projects")
     assert indexed.expand_changes("notes", ["Projects"]) == {"Projects/Pricing.md"}
     assert indexed.expand_changes("notes", [".obsidian/workspace.md"]) == set()
-
-
-def test_filters_from_json() -> None:
-    f = filters_from_json({"path": "Projects", "tags": ["a"], "fields": {"type": "x", "n": 2}})
-    assert f.path_prefixes == ("Projects",) and f.tags == ("a",)
-    assert f.fields == (("type", "x"), ("n", "2"))
-    assert filters_from_json({"after": "2024-05"}).after == "2024-05-01"
-    assert filters_from_json(None) == filters_from_json({})
-    for bad in ([], {"tags": [1]}, {"fields": {"a": True}}, {"before": 2024}, {"x": 1}):
-        with pytest.raises(InvalidInputError):
-            filters_from_json(bad)
 
 
 def test_discovery_lists_every_capability_the_build_has(engram: Engram) -> None:

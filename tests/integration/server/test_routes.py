@@ -14,10 +14,11 @@ from aiohttp.test_utils import TestClient
 from server_helpers import AUTH, TOKEN
 
 from engram import codec
+from engram.codec import encode
 from engram.server import openapi
 from engram.server.routes import ACTIVE_NOTE_STALE_SECONDS
 from engram.server.state import CONFIG, ENGRAM, JOBS, RUNTIME, Runtime
-from engram.service import Engram, wire
+from engram.service import Engram
 
 
 async def get_json(client: TestClient[Any, Any], path: str, **kw: Any) -> Any:
@@ -72,7 +73,7 @@ async def test_query_search_matches_the_facade(
     client: TestClient[Any, Any], indexed: Engram
 ) -> None:
     reply = await post(client, "/v1/search", {"q": "pricing", "n": 5})
-    expected = wire.to_json(indexed.search("pricing", n=5))
+    expected = encode(indexed.search("pricing", n=5))
     assert reply == {"results": expected}
     assert reply["results"][0]["path"] == "Projects/Pricing.md"
     full = await post(client, "/v1/search", {"q": "pricing", "n": None, "full": True})
@@ -363,7 +364,7 @@ async def test_note_metadata_lists_related_notes_once_embedded(
 
 async def test_documents_is_engram_get(client: TestClient[Any, Any], indexed: Engram) -> None:
     doc = await get_json(client, "/v1/documents", params={"ref": "notes/Projects/Pricing.md"})
-    assert doc["document"] == wire.to_json(indexed.get("notes/Projects/Pricing.md"))
+    assert doc["document"] == encode(indexed.get("notes/Projects/Pricing.md"))
     part = await get_json(client, "/v1/documents", params={"ref": "Welcome.md:7", "lines": "2"})
     assert part["document"]["fromLine"] == 7 and part["document"]["text"].count("\n") == 1
     resp = await client.get("/v1/documents", params={"ref": "Nope.md"}, headers=AUTH)

@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 
 from engram import config
-from engram.service import Engram, wire
+from engram.codec import encode
+from engram.service import Engram
 from engram.sync.client import Backoff
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -185,7 +186,7 @@ def assert_converged(double: Double, *machines: Engram) -> dict[str, dict[str, A
                 keys = payload.keys() | mine[fid].keys()
                 diff = {k: (mine[fid].get(k), payload.get(k)) for k in keys}
                 raise AssertionError(f"{fid} differs: {diff}")
-        assert wire.to_json(eng.sync_status("vault"))["pending"] == 0
-        check = wire.to_json(eng.sync_check("vault"))  # the product's own check agrees
+        assert encode(eng.sync_status("vault"))["pending"] == 0
+        check = encode(eng.sync_check("vault"))  # the product's own check agrees
         assert check["inStep"] and check["same"] == len(live), check
     return live

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from engram.codec import encode
 from engram.errors import UnavailableError
-from engram.service import Engram, wire
+from engram.service import Engram
 from tests.integration.sync.conftest import (
     SYNC_TOKEN,
     Double,
@@ -70,7 +71,7 @@ def test_facts_travel_between_machines_and_a_second_run_does_nothing(
 def test_facts_made_before_sync_was_set_up_are_pushed(machine: Machine, double: Double) -> None:
     a = machine("a")
     a.fact_add("Backups run at 02:00 UTC.")
-    status = wire.to_json(a.sync_status("vault"))
+    status = encode(a.sync_status("vault"))
     assert status["configured"] and status["pending"] == 1
     b = machine("b")  # sync set up on a vault that already holds a fact note
     b.fact_add("The staging database is ephemeral.")
@@ -133,7 +134,7 @@ def test_the_same_line_edited_on_both_sides_keeps_both_versions(
     copies = list(vault(b).rglob("*(conflict*"))
     assert len(copies) == 1 and "opens at 10" in copies[0].read_text()  # b's words kept
     assert note.sync_state == "conflict"
-    status = wire.to_json(b.sync_status("vault"))
+    status = encode(b.sync_status("vault"))
     assert status["conflicts"][0]["fields"] == ["title", "text"]
     assert status["conflicts"][0]["copy"] == copies[0].relative_to(vault(b)).as_posix()
     a.sync_now()
@@ -213,13 +214,13 @@ def test_offline_keeps_the_outbox_and_the_next_run_delivers(
     double.fault(kind="down", ms=3000)
     report = a.sync_now()
     assert report.error and "cannot reach Convex" in report.error
-    status = wire.to_json(a.sync_status("vault"))
+    status = encode(a.sync_status("vault"))
     assert status["pending"] == 1 and status["state"] == "error"
     assert status["lastError"] == report.error and status["lastSync"] is None
     listening_again(double)
     report = a.sync_now()
     assert report.error is None and report.pushed == 1
-    assert wire.to_json(a.sync_status("vault"))["state"] == "idle"
+    assert encode(a.sync_status("vault"))["state"] == "idle"
     assert double.facts()[fact.id]["version"] == 1
     assert_converged(double, a)
 
@@ -274,7 +275,7 @@ def test_an_invalid_fact_is_parked_and_shown_not_retried(machine: Machine, doubl
     good = a.fact_add("A fine fact.")
     report = a.sync_now()
     assert report.parked == 1 and report.pushed == 1 and report.error is None
-    status = wire.to_json(a.sync_status("vault"))
+    status = encode(a.sync_status("vault"))
     assert status["pending"] == 0
     assert status["parked"][0]["factId"] == bad.id and "scope" in status["parked"][0]["error"]
     assert set(double.facts()) == {good.id}
@@ -283,7 +284,7 @@ def test_an_invalid_fact_is_parked_and_shown_not_retried(machine: Machine, doubl
     assert not [r for r in double.log() if r["path"] == "facts:upsert"]  # not retried
     a.fact_update(bad.id, scope="team")  # fixing the fact sends it and clears the parked op
     assert a.sync_now().pushed == 1
-    assert wire.to_json(a.sync_status("vault"))["parked"] == []
+    assert encode(a.sync_status("vault"))["parked"] == []
     assert_converged(double, a)
 
 
@@ -351,10 +352,8 @@ def test_wrong_credentials_are_caught_at_init_and_reported_by_sync(
     a.fact_add("This fact waits for a token.")
     report = a.sync_now()
     assert report.error and "wrong sync token" in report.error and "sync init" in report.hint
-    assert wire.to_json(a.sync_status("vault"))["pending"] == 1
-    assert SYNC_TOKEN not in str(report.to_dict()) and SYNC_TOKEN not in str(
-        wire.to_json(a.sync_status())
-    )
+    assert encode(a.sync_status("vault"))["pending"] == 1
+    assert SYNC_TOKEN not in str(encode(report)) and SYNC_TOKEN not in str(encode(a.sync_status()))
 
 
 def test_deep_search_fuses_convex_and_local_by_fact_id(machine: Machine, double: Double) -> None:

@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 
 from engram import config
-from engram.service import Engram, wire
+from engram.codec import encode
+from engram.service import Engram
 from engram.sync.client import Backoff
 from engram.sync.pager import PullLimits
 from tests.integration.server.server_helpers import NO_KEYRING
@@ -81,7 +82,7 @@ def notes(eng: Engram) -> list[str]:
 
 
 def status(eng: Engram) -> dict[str, Any]:
-    return wire.to_json(eng.sync_status("vault"))
+    return encode(eng.sync_status("vault"))
 
 
 def test_a_cursor_that_never_moves_ends_the_run(machine: Make) -> None:
