@@ -207,7 +207,8 @@ describe("EngramClient", () => {
 	it("builds requests as the contract says", async () => {
 		const result = {
 			docid: "abc123", collection: "notes", path: "a.md", title: "A", score: 0.5, snippet: "x", highlights: [[0, 1]], line: 3,
-			context: null, factType: null, body: null, passages: [], explain: null, uri: "engram://notes/a.md",
+			page: null, context: null, factType: null, body: null, passages: [], explain: null, spelling: null,
+			uri: "engram://notes/a.md",
 		};
 		const fact = wireFact({});
 		const replies: Record<string, unknown> = {

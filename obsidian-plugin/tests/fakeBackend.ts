@@ -232,6 +232,8 @@ export class FakeEngram {
 				body: null,
 				passages: [],
 				explain: null,
+				page: null,
+				spelling: null,
 				uri: `engram://${COLLECTION}/${path}`,
 			});
 		}

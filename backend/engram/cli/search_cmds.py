@@ -18,6 +18,7 @@ from engram.cli.main import (
     output_options,
     pass_state,
     say,
+    warn,
 )
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -167,6 +168,8 @@ def search(
         min_score=min_score,
         full=full,
     )
+    if results and results[0].spelling:
+        warn(f"showing results for {results[0].spelling!r} (a word of the query is in no note)")
     if not results and fmt == "human":
         say("no results", err=True)
         return

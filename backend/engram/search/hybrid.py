@@ -189,7 +189,10 @@ def _fused(
         # no vector list to lean on instead: a weak keyword list is still the only ranking
         lists = [replace(lst, trust=1.0) for lst in lists]
     fused = fusion.rrf(lists)
-    top = fusion.max_rrf(lists)
+    # the best any document could get were every list trusted: a list the query's words
+    # barely reached (a typo, another language) lowers every score instead of handing its
+    # share to the other lists, so a lone weak hit is not 1.0
+    top = fusion.max_rrf([replace(lst, trust=1.0) for lst in lists])
     scores = {lst.name: dict(zip(lst.keys, lst.scores, strict=True)) for lst in lists}
     return [
         Candidate(

@@ -27,6 +27,8 @@ class SearchResult:
     body: str | None = None  # the full text, with --full
     passages: tuple[Passage, ...] = ()
     explain: dict[str, Any] | None = None
+    # the query as searched when a word no note holds was corrected ("showing results for")
+    spelling: str | None = None
     doc_id: int = arg(0, local=True)  # the index's row id, for this process only
 
     WIRE_EXTRA: ClassVar[dict[str, str]] = {"uri": "uri"}

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from engram.errors import InvalidInputError, UnavailableError
 from engram.index import languages
 from engram.models.protocols import ModelError
+from engram.search import spelling
 from engram.search.bm25 import match_expression
 from engram.search.bm25 import snippets as bm25_snippets
 from engram.search.fusion import CANDIDATE_LIMIT
@@ -120,7 +121,10 @@ class HybridService:
         q = self._retrieval.parse(query, collections, filters)
         if not q.has_terms:
             raise InvalidInputError("query needs words to search for")
-        notices: list[str] = []
+        spelled = spelling.correct(self._core.db.conn, q)  # for the keyword and vector lists
+        q = spelled.query
+        notice = spelled.notice()
+        notices: list[str] = [notice] if notice else []
         unloaded: dict[str, str] = {}  # stages whose model is configured but does not load
         outcome = hybrid.run(
             self._core.db.conn,
@@ -140,6 +144,8 @@ class HybridService:
         if not rerank:
             stages["rerank"] = "off (--no-rerank)"
         results = self._results(outcome.candidates, q, full, with_snippets, chunks, explain)
+        if spelled.corrected:
+            results = [replace(r, spelling=q.text) for r in results]
         return QueryRun(
             [r for r in results if r.score >= min_score], stages, tuple(notices), outcome.expansions
         )

@@ -5,11 +5,12 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engram.errors import InvalidInputError, NotFoundError
-from engram.search import bm25, snippets
+from engram.search import bm25, snippets, spelling
 from engram.search.query import ParsedQuery, QueryError, parse_query
 from engram.search.results import Document, SearchResult
 from engram.service.lanes import with_lane
@@ -115,6 +116,8 @@ class RetrievalService:
         if not q.has_terms and q.filters.is_empty():
             raise InvalidInputError("empty query: give words to search for, or filters")
         conn = self._core.db.conn
+        spelled = spelling.correct(conn, q)  # a word no note holds: its closest indexed word
+        q = spelled.query
         hits = bm25.ranked(conn, q, n, with_snippets, connect=lambda: self._core.db.conn).hits
         results = [
             self.result_from_hit(
@@ -122,6 +125,8 @@ class RetrievalService:
             )
             for h in hits
         ]
+        if spelled.corrected:
+            results = [replace(r, spelling=q.text) for r in results]
         return [r for r in results if r.score >= min_score]
 
     def result_from_hit(

@@ -175,3 +175,51 @@ def _count(conn: Any, matches: list[str]) -> tuple[int, list[int]]:
     )
     row = conn.execute(f"SELECT (SELECT count(*) FROM documents){counts}", matches).fetchone()
     return int(row[0]), [int(v) for v in row[1:]]
+
+
+def vocabulary(conn: Any, first: str) -> list[tuple[str, int]]:
+    """The indexed words (porter stems, every column) that start with `first`, each with the
+    number of documents holding it, from an fts5vocab table over the full-text index; kept
+    while the index is as it was (a daemon's queries read each range once)."""
+    memo = index_memo(conn)
+    key = f"vocabulary:{first}"
+    if memo is not None and key in memo:
+        return list(memo[key])
+    conn.execute(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.engram_vocab"
+        " USING fts5vocab(main, documents_fts, row)"
+    )
+    upper = first[:-1] + chr(ord(first[-1]) + 1)
+    rows = conn.execute(
+        "SELECT term, doc FROM temp.engram_vocab WHERE term >= ? AND term < ?", (first, upper)
+    )
+    found = [(str(r[0]), int(r[1])) for r in rows]
+    if memo is not None:
+        memo[key] = tuple(found)
+    return found
+
+
+def written_forms(conn: Any, term: str, sample: int = 20) -> set[str]:
+    """How notes write an indexed word (a stem such as `palett`): the words FTS5 marks in the
+    title, headings and body of the first few documents holding it, lower-cased."""
+    marks = ", ".join(f"snippet(documents_fts, {c}, ?, ?, '', 16)" for c in (0, 1, BODY_COLUMN))
+    rows = conn.execute(
+        f"SELECT {marks} FROM documents_fts WHERE documents_fts MATCH ? LIMIT ?",
+        (*(SNIPPET_START, SNIPPET_END) * 3, '"' + term.replace('"', '""') + '"', sample),
+    )
+    words = set()
+    for row in rows:
+        for text in row:
+            for piece in (text or "").split(SNIPPET_START)[1:]:
+                marked = piece.split(SNIPPET_END, 1)[0].strip().lower()
+                if marked:
+                    words.add(marked)
+    return words
+
+
+def count_matching(conn: Any, match: str) -> int:
+    """How many documents match an FTS5 expression."""
+    row = conn.execute(
+        "SELECT count(*) FROM documents_fts WHERE documents_fts MATCH ?", (match,)
+    ).fetchone()
+    return int(row[0])
