@@ -1,7 +1,12 @@
 // Node-side pieces of the e2e harness: the real backend process, a step runner, small helpers.
 import { spawn } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
-import { delimiter, join, relative, resolve } from "node:path";
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { delimiter, dirname, join, relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import esbuild from "esbuild";
+import { chromium } from "playwright-core";
+
+const here = dirname(fileURLToPath(import.meta.url));
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -99,6 +104,17 @@ export class Backend {
 		return { status: res.status, body: await res.json() };
 	}
 
+	/** An authenticated POST of `body` as JSON (to set up what a test needs). */
+	async post(path, body) {
+		const d = JSON.parse(readFileSync(this.discovery, "utf8"));
+		const res = await fetch(d.url + path, {
+			method: "POST",
+			headers: { Authorization: `Bearer ${d.token}`, "Content-Type": "application/json" },
+			body: JSON.stringify(body),
+		});
+		return { status: res.status, body: await res.json() };
+	}
+
 	async kill(signal = "SIGTERM") {
 		const child = this.child;
 		if (!child || child.exitCode !== null || child.signalCode !== null) return;
@@ -136,4 +152,103 @@ export class Steps {
 			process.stdout.write(`  ✗ ${name}\n    ${String(err?.stack ?? err).split("\n").slice(0, 8).join("\n    ")}\n`);
 		}
 	}
+}
+
+/** Bundle the browser side (the shim and `boot`) and the contract checker into `buildDir`. */
+export async function bundlePage(buildDir) {
+	mkdirSync(buildDir, { recursive: true });
+	await esbuild.build({
+		entryPoints: [join(here, "page.ts")],
+		bundle: true,
+		format: "iife",
+		platform: "browser",
+		target: "es2020",
+		outfile: join(buildDir, "page.js"),
+		logLevel: "warning",
+	});
+	// The unit tests' check of requests and replies against the backend's OpenAPI document, run
+	// here on what the real backend answered.
+	await esbuild.build({
+		entryPoints: [join(here, "..", "tests", "contract.ts")],
+		bundle: true,
+		format: "esm",
+		platform: "node",
+		packages: "external",
+		outfile: join(buildDir, "contract.mjs"),
+		logLevel: "warning",
+	});
+}
+
+/**
+ * Headless Chromium with the plugin installed in `pluginDir` loaded the way Obsidian loads it:
+ * files, HTTP (requestUrl) and child processes go through functions the Node side exposes.
+ * Every request lands in `requests`, every process the plugin starts in `spawned`, console
+ * output in `consoleLines`.
+ */
+export async function bootApp({ tmp, vault, pluginDir, env, chromiumPath, buildDir, requests, spawned, consoleLines, viewport }) {
+	const context = await chromium.launchPersistentContext(join(tmp, "profile"), {
+		executablePath: chromiumPath,
+		headless: true,
+		viewport: viewport ?? { width: 1100, height: 640 },
+		args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+	});
+	const page = context.pages()[0] ?? (await context.newPage());
+	page.on("console", (m) => consoleLines.push(`${m.type()}: ${m.text()}`));
+	page.on("pageerror", (e) => consoleLines.push(`pageerror: ${e.message}`));
+	const inVault = (p) => {
+		const full = resolve(vault, p);
+		if (full !== vault && !full.startsWith(vault + "/")) throw new Error(`path escapes the vault: ${p}`);
+		return full;
+	};
+	await page.exposeFunction("__hostExists", (p) => existsSync(inVault(p)));
+	await page.exposeFunction("__hostRead", (p) => readFileSync(inVault(p), "utf8"));
+	await page.exposeFunction("__hostWrite", (p, d) => {
+		mkdirSync(dirname(inVault(p)), { recursive: true });
+		writeFileSync(inVault(p), d);
+	});
+	await page.exposeFunction("__hostRemove", (p) => rmSync(inVault(p), { recursive: true, force: true }));
+	await page.exposeFunction("__hostRename", (a, b) => {
+		mkdirSync(dirname(inVault(b)), { recursive: true });
+		renameSync(inVault(a), inVault(b));
+	});
+	await page.exposeFunction("__hostListNotes", () => walkNotes(vault));
+	// requestUrl runs outside the page in Obsidian (no CORS): here it runs in Node.
+	await page.exposeFunction("__hostRequest", async (req) => {
+		const entry = { method: req.method ?? "GET", url: req.url, body: req.body ?? null, status: 0 };
+		requests.push(entry);
+		try {
+			const res = await fetch(req.url, { method: entry.method, headers: req.headers, body: req.body ?? undefined });
+			entry.status = res.status;
+			entry.text = await res.text();
+			return { status: res.status, text: entry.text, headers: Object.fromEntries(res.headers) };
+		} catch (err) {
+			entry.status = -1;
+			return { error: `net::ERR_CONNECTION_REFUSED (${err.cause?.code ?? err.message})` };
+		}
+	});
+	// child_process.spawn for "Start backend": Electron runs it in Node, so does the harness.
+	await page.exposeFunction("__hostSpawn", (cmd, args, cwd) => {
+		const child = spawn(cmd, args, { cwd: cwd ?? undefined, env, stdio: ["ignore", "ignore", "pipe"] });
+		const id = spawned.length;
+		spawned.push({ cmd, args, cwd, child });
+		const send = (type, a = null, b = null) =>
+			page.evaluate(([i, t, x, y]) => window.__childEvent(i, t, x, y), [id, type, a, b]).catch(() => undefined);
+		child.stderr.setEncoding("utf8");
+		child.stderr.on("data", (chunk) => void send("stderr", chunk));
+		child.on("error", (err) => void send("error", { code: err.code, message: err.message }));
+		child.on("exit", (code, signal) => void send("exit", code, signal));
+		return id;
+	});
+	await page.exposeFunction("__hostKill", (id, signal) => spawned[id]?.child.kill(signal) ?? false);
+	await page.exposeFunction("__hostRealpath", (p) => realpathSync(p));
+	const css = readFileSync(join(here, "theme.css"), "utf8") + "\n" + readFileSync(join(pluginDir, "styles.css"), "utf8");
+	await page.setContent(`<!doctype html><html><head><meta charset="utf-8"><style>${css}</style></head><body class="theme-dark"></body></html>`);
+	await page.addScriptTag({ content: readFileSync(join(buildDir, "page.js"), "utf8") });
+	const manifest = { ...JSON.parse(readFileSync(join(pluginDir, "manifest.json"), "utf8")), dir: relative(vault, pluginDir).split("\\").join("/") };
+	await page.evaluate((opts) => window.engramE2E.boot(opts), {
+		basePath: vault,
+		mainJs: readFileSync(join(pluginDir, "main.js"), "utf8"),
+		manifest,
+	});
+	return { context, page };
 }

@@ -8,14 +8,11 @@
 // XDG_DATA_HOME, XDG_CONFIG_HOME and XDG_CACHE_HOME point into the temporary folder, so the
 // backend's index, config and token never touch the user's. `--docs-images` copies a few
 // screenshots to docs/images/ (what docs/plugin.md shows).
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import { spawn } from "node:child_process";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import esbuild from "esbuild";
-import { chromium } from "playwright-core";
-import { absolutePythonPath, assert, Backend, exited, frontmatter, sleep, Steps, walkNotes } from "./harness.mjs";
+import { absolutePythonPath, assert, Backend, bootApp, bundlePage, exited, frontmatter, sleep, Steps } from "./harness.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const pluginRoot = resolve(here, "..");
@@ -34,34 +31,15 @@ const chromiumPath = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 /** Screenshots copied to docs/images/ with --docs-images (small, representative). */
 const DOC_SHOTS = ["recall", "fact-panel", "status-modal", "status-offline"];
 const NOTE_VIEW = ".workspace-leaf:not(.is-hidden) .markdown-source-view";
-
-async function bundlePage() {
-	mkdirSync(buildDir, { recursive: true });
-	await esbuild.build({
-		entryPoints: [join(here, "page.ts")],
-		bundle: true,
-		format: "iife",
-		platform: "browser",
-		target: "es2020",
-		outfile: join(buildDir, "page.js"),
-		logLevel: "warning",
-	});
-	// The unit tests' check of requests and replies against the backend's OpenAPI document, run
-	// here on what the real backend answered.
-	await esbuild.build({
-		entryPoints: [join(pluginRoot, "tests", "contract.ts")],
-		bundle: true,
-		format: "esm",
-		platform: "node",
-		packages: "external",
-		outfile: join(buildDir, "contract.mjs"),
-		logLevel: "warning",
-	});
-}
+/** A fact type as the plugin labels it: `steering_rule` → "Steering rule". */
+const typeLabel = (t) => {
+	const words = t.replace(/[_-]+/g, " ").toLowerCase();
+	return words.charAt(0).toUpperCase() + words.slice(1);
+};
 
 async function main() {
 	const t0 = Date.now();
-	await bundlePage();
+	await bundlePage(buildDir);
 	const mainJsPath = join(pluginRoot, "main.js");
 	assert(existsSync(mainJsPath), "main.js is missing: run `npm run build` first");
 
@@ -135,70 +113,7 @@ async function main() {
 		});
 
 		await steps.run("Chromium loads the production main.js like Obsidian", async () => {
-			context = await chromium.launchPersistentContext(join(tmp, "profile"), {
-				executablePath: chromiumPath,
-				headless: true,
-				viewport: { width: 1100, height: 640 },
-				args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-			});
-			page = context.pages()[0] ?? (await context.newPage());
-			page.on("console", (m) => consoleLines.push(`${m.type()}: ${m.text()}`));
-			page.on("pageerror", (e) => consoleLines.push(`pageerror: ${e.message}`));
-			const inVault = (p) => {
-				const full = resolve(vault, p);
-				if (full !== vault && !full.startsWith(vault + "/")) throw new Error(`path escapes the vault: ${p}`);
-				return full;
-			};
-			await page.exposeFunction("__hostExists", (p) => existsSync(inVault(p)));
-			await page.exposeFunction("__hostRead", (p) => readFileSync(inVault(p), "utf8"));
-			await page.exposeFunction("__hostWrite", (p, d) => {
-				mkdirSync(dirname(inVault(p)), { recursive: true });
-				writeFileSync(inVault(p), d);
-			});
-			await page.exposeFunction("__hostRemove", (p) => rmSync(inVault(p), { recursive: true, force: true }));
-			await page.exposeFunction("__hostRename", (a, b) => {
-				mkdirSync(dirname(inVault(b)), { recursive: true });
-				renameSync(inVault(a), inVault(b));
-			});
-			await page.exposeFunction("__hostListNotes", () => walkNotes(vault));
-			// requestUrl runs outside the page in Obsidian (no CORS): here it runs in Node.
-			await page.exposeFunction("__hostRequest", async (req) => {
-				const entry = { method: req.method ?? "GET", url: req.url, body: req.body ?? null, status: 0 };
-				requests.push(entry);
-				try {
-					const res = await fetch(req.url, { method: entry.method, headers: req.headers, body: req.body ?? undefined });
-					entry.status = res.status;
-					entry.text = await res.text();
-					return { status: res.status, text: entry.text, headers: Object.fromEntries(res.headers) };
-				} catch (err) {
-					entry.status = -1;
-					return { error: `net::ERR_CONNECTION_REFUSED (${err.cause?.code ?? err.message})` };
-				}
-			});
-			// child_process.spawn for "Start backend": Electron runs it in Node, so does the harness.
-			await page.exposeFunction("__hostSpawn", (cmd, args, cwd) => {
-				const child = spawn(cmd, args, { cwd: cwd ?? undefined, env, stdio: ["ignore", "ignore", "pipe"] });
-				const id = spawned.length;
-				spawned.push({ cmd, args, cwd, child });
-				const send = (type, a = null, b = null) =>
-					page.evaluate(([i, t, x, y]) => window.__childEvent(i, t, x, y), [id, type, a, b]).catch(() => undefined);
-				child.stderr.setEncoding("utf8");
-				child.stderr.on("data", (chunk) => void send("stderr", chunk));
-				child.on("error", (err) => void send("error", { code: err.code, message: err.message }));
-				child.on("exit", (code, signal) => void send("exit", code, signal));
-				return id;
-			});
-			await page.exposeFunction("__hostKill", (id, signal) => spawned[id]?.child.kill(signal) ?? false);
-			await page.exposeFunction("__hostRealpath", (p) => realpathSync(p));
-			const css = readFileSync(join(here, "theme.css"), "utf8") + "\n" + readFileSync(join(pluginDir, "styles.css"), "utf8");
-			await page.setContent(`<!doctype html><html><head><meta charset="utf-8"><style>${css}</style></head><body class="theme-dark"></body></html>`);
-			await page.addScriptTag({ content: readFileSync(join(buildDir, "page.js"), "utf8") });
-			const manifest = { ...JSON.parse(readFileSync(join(pluginDir, "manifest.json"), "utf8")), dir: ".obsidian/plugins/engram" };
-			await page.evaluate((opts) => window.engramE2E.boot(opts), {
-				basePath: vault,
-				mainJs: readFileSync(join(pluginDir, "main.js"), "utf8"),
-				manifest,
-			});
+			({ context, page } = await bootApp({ tmp, vault, pluginDir, env, chromiumPath, buildDir, requests, spawned, consoleLines }));
 		});
 
 		await steps.run("status bar reaches connected", async () => {
@@ -308,28 +223,32 @@ async function main() {
 			await waitOpen(fact.path);
 		});
 
-		await steps.run("the fact panel shows the fact's type, lifecycle and importance", async () => {
+		await steps.run("the fact panel shows the fact's type, lifecycle and importance in words", async () => {
 			await page.keyboard.press("Control+Shift+E");
 			await page.locator(".engram-panel .engram-badge-fact").waitFor({ timeout: 15_000 });
 			const badges = await page.locator(".engram-panel .engram-badges .engram-badge").allTextContents();
-			assert(badges[0] === fact.factType && badges[1] === "active" && badges[2] === "sync: local", `badges ${JSON.stringify(badges)}`);
+			assert(badges[0] === typeLabel(fact.factType) && badges[1] === "Active" && badges[2] === "On this device only", `badges ${JSON.stringify(badges)}`);
 			const fields = await page.locator(".engram-panel .engram-field").allTextContents();
-			const importance = `Importance${fact.importanceScore.toFixed(2)} (${fact.importanceTier})`;
-			assert(fields.includes(importance), `fields ${JSON.stringify(fields)}, wanted ${importance}`);
-			assert(fields.includes(`Confidence${fact.confidence.toFixed(2)}`), `fields ${JSON.stringify(fields)}`);
-			assert(fields.some((f) => f.startsWith("Indexedyes")), `coverage ${JSON.stringify(fields)}`);
+			assert(fields.some((f) => /^Importance(High|Medium|Low)/.test(f)), `fields ${JSON.stringify(fields)}`);
+			assert(fields.some((f) => /^Confidence[A-Z]/.test(f)), `fields ${JSON.stringify(fields)}`);
+			const importance = await page.locator(".engram-panel .engram-field", { hasText: "Importance" }).locator(".engram-field-value").getAttribute("title");
+			assert(importance === `${fact.importanceScore.toFixed(2)} · ${fact.importanceTier}`, `importance tooltip ${importance}`);
+			assert(/^Indexed /.test((await page.locator(".engram-index-line").textContent()) ?? ""), "no index line");
 			await page.evaluate(() => document.querySelectorAll(".notice").forEach((n) => n.remove())); // for the picture
 			await shot("fact-panel", ".mod-right-split");
 		});
 
-		await steps.run("the fact panel follows the active note: backlinks with context", async () => {
+		await steps.run("the fact panel follows the active note: backlinks grouped by note, with context", async () => {
 			await openNote("Lighthouse keeper");
 			await page.waitForFunction(() => document.querySelector(".engram-panel-title")?.textContent === "Lighthouse keeper", null, { timeout: 15_000 });
-			const backlinks = await page.locator(".engram-backlink .engram-link").allTextContents();
+			const backlinks = await page.locator(".engram-backlinks .engram-backlink-title").allTextContents();
 			assert(backlinks.includes("Journal 2025-01-02"), `backlinks ${JSON.stringify(backlinks)}`);
+			assert(new Set(backlinks).size === backlinks.length, `a note listed twice: ${JSON.stringify(backlinks)}`);
+			const contexts = await page.locator(".engram-backlinks .engram-context").allTextContents();
+			assert(contexts.every((c) => !c.includes("[[")), `raw links in ${JSON.stringify(contexts)}`);
 			assert((await page.locator(".engram-panel button", { hasText: "Store as fact" }).count()) === 1, "no Store as fact button");
 			await shot("fact-panel-note", ".mod-right-split");
-			await page.locator(".engram-backlink .engram-link").first().click();
+			await page.locator(".engram-backlinks .engram-backlink-title", { hasText: "Journal 2025-01-02" }).click();
 			await waitOpen("Journal/2025-01-02.md");
 		});
 
@@ -343,7 +262,7 @@ async function main() {
 			const item = page.locator(".suggestion-item", { has: page.locator(".engram-recall-title", { hasText: fact.title }) });
 			await item.first().waitFor({ timeout: 15_000 });
 			const badge = await item.first().locator(".engram-badge-fact").textContent();
-			assert(badge === fact.factType, `badge ${badge}`);
+			assert(badge === typeLabel(fact.factType), `badge ${badge}`);
 			await page.keyboard.press("Escape");
 		});
 
@@ -355,7 +274,7 @@ async function main() {
 			assert(lastTo(`/v1/facts/${fact.id}`)?.method === "DELETE", "no DELETE /v1/facts/{id}");
 			const fm = frontmatter(readFileSync(join(vault, fact.path), "utf8"));
 			assert(fm.lifecycleState === "archived", `lifecycleState ${fm.lifecycleState}`);
-			await page.waitForFunction(() => [...document.querySelectorAll(".engram-panel .engram-badge")].some((b) => b.textContent === "archived"), null, { timeout: 15_000 });
+			await page.waitForFunction(() => [...document.querySelectorAll(".engram-panel .engram-badge")].some((b) => b.textContent === "Archived"), null, { timeout: 15_000 });
 			await page.evaluate(() => document.querySelectorAll(".notice").forEach((n) => n.remove()));
 		});
 

@@ -12,6 +12,8 @@ import { windowTimers } from "./core/timers";
 import { BackendProcess } from "./obsidian/backendProcess";
 import type { EngramContext } from "./obsidian/context";
 import { FactPanelView, VIEW_TYPE_FACTS } from "./obsidian/factPanelView";
+import { RelatedView, VIEW_TYPE_RELATED } from "./obsidian/relatedView";
+import { GraphSource } from "./obsidian/vaultGraph";
 import { openNote } from "./obsidian/navigation";
 import { RecallModal } from "./obsidian/recallModal";
 import { EngramSettingTab } from "./obsidian/settingsTab";
@@ -32,6 +34,7 @@ export default class EngramPlugin extends Plugin {
 	private sync!: SyncQueue;
 	private reporter!: ActiveNoteReporter;
 	private readonly backend = new BackendProcess();
+	private graph!: GraphSource;
 	private statusEl: HTMLElement | null = null;
 	private pollTimer: number | null = null;
 	private unloaded = false;
@@ -46,6 +49,7 @@ export default class EngramPlugin extends Plugin {
 			vaultPath: vaultPath === null ? "" : await vaultPathForms(vaultPath),
 		});
 		this.monitor = new StatusMonitor(this.client);
+		this.graph = new GraphSource(this.app);
 		this.sync = new SyncQueue((req) => this.client.index(req), windowTimers);
 		this.reporter = new ActiveNoteReporter((note) => this.client.activeNote(note), windowTimers);
 		this.register(() => {
@@ -75,12 +79,16 @@ export default class EngramPlugin extends Plugin {
 
 		const ctx = this.context();
 		this.registerView(VIEW_TYPE_FACTS, (leaf) => new FactPanelView(leaf, ctx));
+		this.registerView(VIEW_TYPE_RELATED, (leaf) => new RelatedView(leaf, ctx));
 		this.addCommands(ctx);
 		this.addSettingTab(new EngramSettingTab(this.app, this, this));
 
 		this.app.workspace.onLayoutReady(() => {
 			if (this.unloaded) return;
 			registerVaultSync(this, this.sync, () => this.settings.autoSync);
+			// Related notes read links and tags from a snapshot; a changed note makes a new one.
+			this.registerEvent(this.app.metadataCache.on("resolved", () => this.graph.invalidate()));
+			this.registerEvent(this.app.metadataCache.on("changed", () => this.graph.invalidate()));
 			registerActiveNoteEvents(this, () => {
 				if (this.settings.reportActiveNote && isOnline(this.monitor.state)) {
 					const note = currentActiveNote(this);
@@ -103,10 +111,14 @@ export default class EngramPlugin extends Plugin {
 			app: this.app,
 			client: this.client,
 			monitor: this.monitor,
+			graph: this.graph,
 			settings: () => this.settings,
 			factsRoot: () => this.factsRoot(),
 			openNote: (path: string, line?: number, pane?: PaneType | boolean) => openNote(this.app, path, line, pane),
 			storeAsFact: (path: string, selection?: string) => this.storeAsFact(path, selection),
+			startBackend: () => void this.startBackend(),
+			showStatus: () => this.openStatus(),
+			showRelated: () => void this.openSideView(VIEW_TYPE_RELATED),
 		};
 	}
 
@@ -141,7 +153,8 @@ export default class EngramPlugin extends Plugin {
 				return true;
 			},
 		});
-		this.addCommand({ id: "open-fact-panel", name: "Open fact panel", callback: () => void this.openFactPanel() });
+		this.addCommand({ id: "open-fact-panel", name: "Open fact panel", callback: () => void this.openSideView(VIEW_TYPE_FACTS) });
+		this.addCommand({ id: "open-related-notes", name: "Open related notes", callback: () => void this.openSideView(VIEW_TYPE_RELATED) });
 		this.addCommand({ id: "show-status", name: "Show status", callback: () => this.openStatus() });
 		this.addCommand({ id: "reindex-vault", name: "Reindex vault", callback: () => void this.reindexAll() });
 		this.addCommand({ id: "start-backend", name: "Start backend", callback: () => void this.startBackend() });
@@ -239,13 +252,14 @@ export default class EngramPlugin extends Plugin {
 		).open();
 	}
 
-	private async openFactPanel(): Promise<void> {
+	/** Reveal the right-sidebar view of `type`, opening it first if needed. */
+	private async openSideView(type: string): Promise<void> {
 		const { workspace } = this.app;
-		let leaf = workspace.getLeavesOfType(VIEW_TYPE_FACTS)[0] ?? null;
+		let leaf = workspace.getLeavesOfType(type)[0] ?? null;
 		if (!leaf) {
 			leaf = workspace.getRightLeaf(false);
 			if (!leaf) return;
-			await leaf.setViewState({ type: VIEW_TYPE_FACTS, active: true });
+			await leaf.setViewState({ type, active: true });
 		}
 		await workspace.revealLeaf(leaf);
 	}

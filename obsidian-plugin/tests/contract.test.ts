@@ -166,7 +166,8 @@ describe("the contract tests cover", () => {
 const FILTERS: Required<SearchFilters> = {
 	path: ["Projects/"], tags: ["project"], fields: [["status", "active"]], after: "2024-01-01", before: "2024-06-01",
 };
-const SEARCH: Required<SearchRequest> = { q: "pricing tag:project", n: 10, collections: ["vault"], filters: FILTERS };
+// `explain` is for hybrid queries; the client leaves it out of keyword and vector searches.
+const SEARCH: Required<SearchRequest> = { q: "pricing tag:project", n: 10, collections: ["vault"], filters: FILTERS, explain: true };
 const NEW_FACT: Required<NewFact> = {
 	text: "We ship on Fridays.", title: "Shipping day", type: "decision", importance: 0.7, confidence: 0.9,
 	tags: ["release"], entities: ["[[Ada]]"], scope: "default",

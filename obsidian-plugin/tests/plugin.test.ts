@@ -53,7 +53,7 @@ describe("plugin lifecycle", () => {
 		const item = h.app.dom.statusBar.querySelector(".status-bar-item");
 		expect(item?.getAttribute("aria-label")).toBe("Connected: 3 notes, 6 chunks, 0 embedded");
 		expect([...h.app.commands.commands.keys()].sort()).toEqual([
-			"engram:open-fact-panel", "engram:recall", "engram:reindex-vault", "engram:show-status",
+			"engram:open-fact-panel", "engram:open-related-notes", "engram:recall", "engram:reindex-vault", "engram:show-status",
 			"engram:start-backend", "engram:stop-backend", "engram:store-as-fact",
 		]);
 	});
@@ -218,8 +218,11 @@ describe("facts", () => {
 		await h.tick();
 		const panel = () => h.app.dom.right.querySelector<HTMLElement>(".engram-panel");
 		expect(panel()?.querySelector(".engram-panel-title")?.textContent).toBe("Alpha");
-		expect(panel()?.textContent).toContain("Backlinks (1)");
-		expect(panel()?.querySelector(".engram-backlink .engram-context")?.textContent).toBe("Links to [[Alpha]] and more.");
+		expect(panel()?.textContent).toContain("Backlinks · 1 note");
+		expect(panel()?.querySelector(".engram-backlink-title")?.textContent).toBe("Gamma");
+		expect(panel()?.querySelector(".engram-backlink.engram-context")?.textContent).toBe("Links to Alpha and more.");
+		// related by links, from Obsidian's metadata cache: Gamma links here, Alpha links to Beta
+		expect(Array.from(panel()?.querySelectorAll(".engram-related-title") ?? []).map((e) => e.textContent).sort()).toEqual(["Beta", "Gamma"]);
 
 		await openNote(h, "Beta.md");
 		expect(panel()?.querySelector(".engram-panel-title")?.textContent).toBe("Beta");
@@ -229,11 +232,11 @@ describe("facts", () => {
 		await h.app.vault.loadFromHost();
 		const fact = h.fake.facts[0];
 		await openNote(h, fact?.path ?? "");
-		expect(panel()?.querySelector(".engram-badge-fact")?.textContent).toBe("fact");
+		expect(panel()?.querySelector(".engram-badge-fact")?.textContent).toBe("Fact");
 		Array.from(panel()?.querySelectorAll("button") ?? []).find((b) => b.textContent === "Archive")?.click();
 		await h.tick();
 		expect(h.fake.facts[0]?.lifecycleState).toBe("archived");
-		expect(panel()?.textContent).toContain("archived");
+		expect(panel()?.textContent).toContain("Archived");
 	});
 });
 

@@ -123,7 +123,7 @@ describe("RecallController", () => {
 		backend.fail("x");
 		const o = await p;
 		expect(o.items).toEqual([]);
-		expect(o.error).toBe("backend down");
+		expect(o.error?.message).toBe("backend down");
 	});
 
 	it("settles waiters and ignores replies after dispose", async () => {

@@ -18,6 +18,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PLUGIN = ROOT / "obsidian-plugin"
+# The Obsidian Help vault in German, one note per line (shared/ sits beside the checkout).
+HELP_CORPUS = ROOT.parent / "shared" / "bench" / "xling-de" / "corpus.jsonl"
 CHROMIUM = Path(os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium"))
 
 
@@ -30,17 +32,21 @@ def missing() -> str | None:
     return None
 
 
-@pytest.mark.skipif(missing() is not None, reason=missing() or "")
-def test_plugin_in_chromium_against_engram_serve() -> None:
+def _env() -> dict[str, str]:
     python_path = os.pathsep.join(
         p for p in (str(ROOT / "backend"), os.environ.get("PYTHONPATH")) if p
     )
-    env = {
+    return {
         **os.environ,
         "ENGRAM_E2E_BACKEND": f'"{sys.executable}" -m engram',
         "PYTHONPATH": python_path,
         "CHROMIUM_PATH": str(CHROMIUM),
     }
+
+
+@pytest.mark.skipif(missing() is not None, reason=missing() or "")
+def test_plugin_in_chromium_against_engram_serve() -> None:
+    env = _env()
     proc = subprocess.run(
         ["npm", "run", "e2e"], cwd=PLUGIN, env=env, capture_output=True, text=True, timeout=300
     )
@@ -52,3 +58,29 @@ def test_plugin_in_chromium_against_engram_serve() -> None:
     assert passed >= 17, out[-4000:]  # every step ran (a skipped step is not a pass)
     shots = re.search(r"screenshots in (\S+)", proc.stdout)
     assert shots and len(list(Path(shots[1]).glob("*.png"))) >= 6
+
+
+@pytest.mark.skipif(missing() is not None, reason=missing() or "")
+@pytest.mark.skipif(
+    not os.environ.get("ENGRAM_E2E_VAULT") and not HELP_CORPUS.is_file(),
+    reason=f"needs a vault to copy: ENGRAM_E2E_VAULT, or {HELP_CORPUS}",
+)
+def test_plugin_views_on_a_real_vault() -> None:
+    """Recall, fact panel, related notes and status on a copy of a real vault, as a person
+    sees them (obsidian-plugin/e2e/views.mjs): no markdown in rows, one backlink row per note,
+    related notes within 1 s of switching notes, empty states with their hint."""
+    proc = subprocess.run(
+        ["npm", "run", "e2e:views"],
+        cwd=PLUGIN,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=400,
+    )
+    out = proc.stdout + proc.stderr
+    summary = re.findall(r"^(\d+) passed, (\d+) failed", proc.stdout, flags=re.MULTILINE)
+    assert summary, f"no summary line in the views output:\n{out[-4000:]}"
+    passed, failed = (int(n) for n in summary[-1])
+    assert proc.returncode == 0 and failed == 0, out[-4000:]
+    assert passed >= 14, out[-4000:]
+    assert re.search(r"related notes after switching notes .*max \d+ ms", proc.stdout), out[-4000:]

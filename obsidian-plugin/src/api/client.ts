@@ -109,6 +109,10 @@ export class EngramClient {
 
 	/** `POST /v1/search` (keyword), `/v1/vsearch` (vector) or `/v1/query` (hybrid). */
 	search(mode: SearchMode, req: SearchRequest): Promise<SearchResponse> {
+		if (mode !== "query" && req.explain !== undefined) {
+			const { explain: _hybridOnly, ...rest } = req; // keyword and vector routes refuse it
+			req = rest;
+		}
 		return this.call("POST", `/v1/${mode}`, req, mode === "query" ? decodeQueryRun : decodeSearch);
 	}
 

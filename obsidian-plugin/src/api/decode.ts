@@ -134,7 +134,15 @@ export function decodeStatus(v: unknown): Status {
 				? { message: optStr(err as Json, "message", "") ?? "", at: optStr(err as Json, "at", "") ?? "" }
 				: null,
 		languageAdvice: optStr(o, "languageAdvice"),
+		queryStages: stringMap(o.queryStages),
 	};
+}
+
+function stringMap(v: unknown): Record<string, string> {
+	if (typeof v !== "object" || v === null || Array.isArray(v)) return {};
+	const out: Record<string, string> = {};
+	for (const [k, x] of Object.entries(v as Json)) if (typeof x === "string") out[k] = x;
+	return out;
 }
 
 function highlights(v: unknown): Array<[number, number]> {
@@ -162,6 +170,7 @@ function result(v: unknown): SearchResult {
 		line: optNum(o, "line", 1),
 		context: optStr(o, "context"),
 		factType: optStr(o, "factType"),
+		explain: typeof o.explain === "object" && o.explain !== null && !Array.isArray(o.explain) ? (o.explain as Json) : null,
 	};
 }
 

@@ -56,6 +56,8 @@ export interface Status {
 	lastError: { message: string; at: string } | null;
 	/** Set when many notes are in languages the embedding model does not serve: what to do. */
 	languageAdvice: string | null;
+	/** What a deep search runs now, per stage: "on …" or "off (why)"; absent from old backends. */
+	queryStages?: Record<string, string>;
 }
 
 /** Restrictions on the documents a search may return; each one optional. */
@@ -78,6 +80,8 @@ export interface SearchRequest {
 	n?: number | null;
 	collections?: string[];
 	filters?: SearchFilters;
+	/** Hybrid queries only: each result says how its score was made. */
+	explain?: boolean;
 }
 
 export interface SearchResult {
@@ -91,6 +95,8 @@ export interface SearchResult {
 	line: number;
 	context: string | null;
 	factType: string | null;
+	/** Per-stage numbers of a hybrid result asked for with `explain`; null otherwise. */
+	explain?: Record<string, unknown> | null;
 }
 
 export interface SearchResponse {

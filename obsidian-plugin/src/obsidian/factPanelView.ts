@@ -1,13 +1,20 @@
 /** The fact panel: a right-sidebar view that follows the active note. */
 import { ItemView, Notice, TFile, type WorkspaceLeaf } from "obsidian";
 import { errorMessage, isHttpStatus } from "../api/errors";
-import type { Fact } from "../api/types";
+import type { Fact, NoteMetadata } from "../api/types";
+import { isGenerated } from "../core/backlinks";
 import { isInside } from "../core/settings";
 import { isOnline } from "../core/status";
-import { renderPanel, type PanelActions, type PanelModel } from "../ui/factPanel";
+import { renderPanel, type PanelActions, type PanelEnv, type PanelModel } from "../ui/factPanel";
 import type { EngramContext } from "./context";
+import { basisNote, findRelated } from "./related";
+import { relatedActions } from "./relatedActions";
+import { resolveLink } from "./vaultGraph";
 
 export const VIEW_TYPE_FACTS = "engram-facts";
+
+/** Related notes listed in the panel (it shows five, and says how many more there are). */
+const PANEL_RELATED = 20;
 
 export class FactPanelView extends ItemView {
 	private readonly ctx: EngramContext;
@@ -15,17 +22,24 @@ export class FactPanelView extends ItemView {
 	private model: PanelModel = { kind: "no-note" };
 	private seq = 0;
 	private readonly actions: PanelActions;
+	private readonly env: PanelEnv;
 
 	constructor(leaf: WorkspaceLeaf, ctx: EngramContext) {
 		super(leaf);
 		this.ctx = ctx;
 		this.actions = {
+			...relatedActions(ctx, () => this.path),
 			openPath: (path, line) => void ctx.openNote(path, line),
-			openLink: (linktext, source) => void this.app.workspace.openLinkText(linktext, source),
 			openFact: (id) => void this.openFact(id),
 			storeAsFact: (path) => void this.store(path),
 			archiveFact: (fact) => void this.archive(fact),
 			reindex: (path) => void this.reindex(path),
+			showRelated: () => ctx.showRelated(),
+		};
+		this.env = {
+			resolve: (linktext, source) => resolveLink(this.app, linktext, source),
+			isGenerated: (p) => isGenerated(p, ctx.factsRoot()),
+			toggled: new Set<string>(),
 		};
 	}
 
@@ -67,6 +81,7 @@ export class FactPanelView extends ItemView {
 		const file = this.app.workspace.getActiveFile();
 		const path = file instanceof TFile && file.extension === "md" ? file.path : null;
 		if (path === this.path && this.model.kind !== "no-note") return;
+		if (path !== this.path) this.env.toggled.clear();
 		this.path = path;
 		void this.refresh();
 	}
@@ -78,22 +93,33 @@ export class FactPanelView extends ItemView {
 		if (!isOnline(this.ctx.monitor.state)) {
 			return this.show({ kind: "offline", message: "Engram is not connected. Click the status bar item for details." });
 		}
-		const samePath = this.model.kind === "ready" && this.model.meta.path === path;
-		if (!samePath) this.show({ kind: "loading", path });
+		const same = this.model.kind === "ready" && this.model.meta.path === path ? this.model : null;
+		if (!same) this.show({ kind: "loading", path });
 		let next: PanelModel;
 		try {
 			const meta = await this.ctx.client.noteMetadata(path);
 			const canStore = !isInside(path, this.ctx.factsRoot());
-			next = { kind: "ready", meta, canStore, busy: false };
+			next = { kind: "ready", meta, canStore, busy: false, related: same?.related ?? null };
 		} catch (err) {
 			next = isHttpStatus(err, 404) ? { kind: "unknown", path } : { kind: "error", path, message: errorMessage(err) };
 		}
-		if (mySeq === this.seq) this.show(next);
+		if (mySeq !== this.seq) return;
+		this.show(next);
+		if (next.kind === "ready") void this.loadRelated(mySeq, next.meta);
+	}
+
+	/** Related notes come second: the rest of the panel does not wait for a search. */
+	private async loadRelated(mySeq: number, meta: NoteMetadata): Promise<void> {
+		const file = this.app.vault.getFileByPath(meta.path);
+		if (!file) return;
+		const found = await findRelated(this.ctx, this.ctx.graph, file, null, meta, PANEL_RELATED);
+		if (mySeq !== this.seq || this.model.kind !== "ready") return;
+		this.show({ ...this.model, related: { entries: found.entries, note: basisNote(found.basis) } });
 	}
 
 	private show(model: PanelModel): void {
 		this.model = model;
-		renderPanel(this.contentEl, model, this.actions);
+		renderPanel(this.contentEl, model, this.actions, this.env);
 	}
 
 	private setBusy(busy: boolean): void {

@@ -25,7 +25,7 @@ export function formatWhen(iso: string | null): string {
  * what to run, rather than showing "0 chunks" as if something were broken. */
 export function embeddingText(c: { chunks: number; embedded: boolean }): string {
 	if (!c.embedded) return "not embedded yet (run engram embed)";
-	return c.chunks === 0 ? "nothing to embed" : `yes, ${plural(c.chunks, "passage")}`;
+	return c.chunks === 0 ? "nothing to embed" : `embedded, ${plural(c.chunks, "passage")}`;
 }
 
 export interface LinkTarget {

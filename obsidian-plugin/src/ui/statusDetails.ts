@@ -1,5 +1,6 @@
 /** Body of the status modal: counts, models, sync, last error and what can be done. */
-import type { Discovery, ModelInfo, Status } from "../api/types";
+import type { Discovery, Status } from "../api/types";
+import { capitalize, modelLabel } from "../core/labels";
 import { describeState, isOnline, type ConnectionState } from "../core/status";
 import { formatWhen, plural } from "./format";
 
@@ -33,11 +34,6 @@ function row(table: HTMLElement, label: string, value: string, cls?: string): vo
 	tr.createEl("td", { text: value, cls });
 }
 
-function modelText(m: ModelInfo | undefined): string {
-	if (!m) return "not configured";
-	return m.id ? `${m.id} (${m.state})` : m.state;
-}
-
 function renderCounts(el: HTMLElement, s: Status): void {
 	const table = el.createEl("table", { cls: "engram-table" });
 	row(table, "Vault", s.vault.path || "—");
@@ -56,9 +52,15 @@ function renderCounts(el: HTMLElement, s: Status): void {
 	);
 	el.createDiv({ cls: "engram-section-title", text: "Models" });
 	const models = el.createEl("table", { cls: "engram-table" });
-	row(models, "Embedding", modelText(s.models.embed));
-	row(models, "Reranker", modelText(s.models.rerank));
-	row(models, "Generator", modelText(s.models.generate));
+	row(models, "Embedding", modelLabel(s.models.embed));
+	row(models, "Reranker", modelLabel(s.models.rerank));
+	row(models, "Generator", modelLabel(s.models.generate));
+	const stages = Object.entries(s.queryStages ?? {});
+	if (stages.length) {
+		el.createDiv({ cls: "engram-section-title", text: "Deep search" });
+		const t = el.createEl("table", { cls: "engram-table" });
+		for (const [stage, how] of stages) row(t, capitalize(stage), how, how.startsWith("on") ? undefined : "engram-muted");
+	}
 	if (s.languageAdvice) el.createDiv({ cls: "engram-warning", text: s.languageAdvice });
 }
 

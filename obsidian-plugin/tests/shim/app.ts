@@ -2,6 +2,7 @@
 import { Component, matchesModifiers, type Modifier } from "./core";
 import type { ShimHost } from "./host";
 import type { Modal, PluginSettingTab } from "./ui";
+import { MetadataCache } from "./metadata";
 import { TFile, Vault } from "./vault";
 import { MarkdownView, Workspace, type ViewCreator } from "./workspace";
 
@@ -82,7 +83,7 @@ export class App {
 		generateMarkdownLink: (file: TFile, _source: string): string => `[[${file.basename}]]`,
 		renameFile: (file: TFile, newPath: string) => this.vault.rename(file, newPath),
 	};
-	readonly metadataCache = { getFirstLinkpathDest: (link: string) => this.vault.getFileByPath(`${link}.md`) };
+	readonly metadataCache: MetadataCache;
 	/** User-assigned hotkeys by full command id (Settings → Hotkeys), replacing the defaults. */
 	readonly hotkeyOverrides = new Map<string, Hotkey[]>();
 	private modals: Modal[] = [];
@@ -90,6 +91,7 @@ export class App {
 
 	constructor(readonly host: ShimHost, parent: HTMLElement = document.body) {
 		this.vault = new Vault(host);
+		this.metadataCache = new MetadataCache(this.vault);
 		this.dom = buildDom(parent);
 		this.workspace = new Workspace(this, this.dom.main, this.dom.right);
 	}

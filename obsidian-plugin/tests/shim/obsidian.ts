@@ -14,6 +14,7 @@ export { Component, Events, Keymap, Platform, Scope, normalizePath, setIcon, shi
 export { memoryHost, type HostRequest, type HostResponse, type ShimHost } from "./host";
 export { ButtonComponent, DropdownComponent, Modal, Notice, PluginSettingTab, Setting, SuggestModal, TextComponent, ToggleComponent } from "./ui";
 export { FileSystemAdapter, TAbstractFile, TFile, TFolder, Vault } from "./vault";
+export { getAllTags, getLinkpath, MetadataCache, parseFrontMatterAliases, type CachedMetadata } from "./metadata";
 export { ItemView, MarkdownView, View, Workspace, WorkspaceLeaf } from "./workspace";
 
 let host: ShimHost | null = null;

@@ -70,6 +70,14 @@ export class Vault extends Events {
 		this.byPath.set("/", this.root);
 	}
 
+	/** Shim-only: Obsidian's metadata cache hears vault changes first, and is no plugin's listener. */
+	internalListener: ((name: string, ...args: unknown[]) => void) | null = null;
+
+	trigger(name: string, ...args: unknown[]): void {
+		this.internalListener?.(name, ...args);
+		super.trigger(name, ...args);
+	}
+
 	getName(): string {
 		return this.adapter.getName();
 	}
@@ -102,6 +110,11 @@ export class Vault extends Events {
 
 	cachedRead(file: TFile): Promise<string> {
 		return this.read(file);
+	}
+
+	/** Shim-only: a note's text as last loaded or written (the metadata cache parses it). */
+	peek(path: string): string | undefined {
+		return this.contents.get(path);
 	}
 
 	/** Shim-only: read every note from the host; fires `create` for each, as Obsidian does at startup. */
