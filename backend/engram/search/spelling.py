@@ -17,9 +17,10 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
-from engram.search.bm25 import idf, quote
+from engram.search.bm25 import idf
 from engram.search.query import STOPWORDS, ParsedQuery
 from engram.store import search as store_search
+from engram.store.fts import quote
 
 MIN_LENGTH = 4  # shorter words are too often another word one letter away
 TWO_EDITS_FROM = 12  # letters from which two edits are allowed
