@@ -160,7 +160,9 @@ def test_cli_fact_is_recalled_by_meaning_and_rebuild_finds_nothing_stale(
     run(env, "note", "link", "Home", "Sync")
     status = json.loads(run(env, "status", "--json").stdout)["embeddings"]
     assert status["queued"] == 0 and status["documentsNotEmbedded"] == 0, status
-    found = json.loads(run(env, "vsearch", "keyboard shortcuts", "-n", "50", "--json").stdout)
+    found = json.loads(
+        run(env, "vsearch", "keyboard shortcuts", "--memory", "-n", "50", "--json").stdout
+    )
     assert fact["path"] in {r["path"] for r in found}  # vectors only find what is embedded
     recalled = json.loads(run(env, "recall", "keyboard shortcuts habit", "--json").stdout)
     assert recalled and recalled[0]["path"] == fact["path"]
