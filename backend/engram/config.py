@@ -6,6 +6,7 @@ everything else receives the frozen `Settings` it returns.
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -97,6 +98,7 @@ class Settings:
     default_vault: str | None = None
     memory: MemorySettings = MemorySettings()
     crash_after_renames: int | None = None  # testing aid (ENGRAM_TEST_CRASH_AFTER_RENAMES)
+    test_now: dt.datetime | None = None  # testing aid: a stopped clock (ENGRAM_TEST_NOW)
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
     # the fields the environment set: a config file read again leaves them as they are
     from_env: frozenset[str] = frozenset()
@@ -167,6 +169,8 @@ def resolve(
         if not crash.isdigit():
             raise ConfigError("ENGRAM_TEST_CRASH_AFTER_RENAMES must be a number of renames")
         overrides["crash_after_renames"] = int(crash)
+    if env.get("ENGRAM_TEST_NOW"):
+        overrides["test_now"] = _moment(env["ENGRAM_TEST_NOW"], "ENGRAM_TEST_NOW")
     if env.get("ENGRAM_THREADS"):
         overrides["n_threads"] = _positive_int(env["ENGRAM_THREADS"], "ENGRAM_THREADS")
     return replace(
@@ -366,6 +370,15 @@ def _positive_int(value: Any, what: str) -> int:
     if number <= 0:
         raise ConfigError(f"{what} must be positive, got {number}")
     return number
+
+
+def _moment(value: str, what: str) -> dt.datetime:
+    """An ISO 8601 date-time; one without a zone is UTC."""
+    try:
+        moment = dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise ConfigError(f"{what} must be an ISO 8601 date-time, got {value!r}") from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)
 
 
 def _fraction(value: Any, what: str) -> float:

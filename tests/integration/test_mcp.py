@@ -184,6 +184,11 @@ async def test_every_tool_returns_real_content(vault: Path, tmp_path: Path) -> N
         assert stored["source"] == "mcp" and (vault / stored["path"]).is_file()
         recalled = json.loads(await call(s, "memory_recall", q="payment provider Stripe"))
         assert recalled["results"][0]["fact"]["id"] == stored["id"]
+        asked = json.loads(await call(s, "memory_recall", q="what did we decide today"))
+        assert asked["results"][0]["fact"]["id"] == stored["id"]
+        assert (
+            asked["read"]["window"]["phrases"] == ["today"] and asked["read"]["type"] == "decision"
+        )
         context = await call(s, "memory_get_context", q="payments", budget=500)
         assert context.startswith("[memory context: profile default, ")
         assert "/500 tokens" in context and "Stripe" in context

@@ -60,13 +60,14 @@ def test_store_show_list_update_archive_supersede(
 def test_recall_daily_context(run: EngramCli, env: dict[str, str], vault: Path) -> None:
     added = run.json(env, "fact", "add", "Learned that light roasts need a finer grind.")
     run.json(env, "fact", "add", "The office plant needs water.", "--importance", "0.1")
-    hits = run.json(env, "recall", "light roasts grind")
+    hits = run.json(env, "recall", "light roasts grind")["results"]
     assert hits[0]["fact"]["id"] == added["id"] and hits[0]["kind"] == "fact"
     assert {"score", "relevance", "importance", "recency", "path"} <= set(hits[0])
-    assert run.json(env, "recall", "grind", "--since", "yesterday")[0]["fact"]["id"] == added["id"]
-    assert run.json(env, "recall", "grind", "--until", "last week") == []
-    assert run.json(env, "recall", "grind", "--type", "decision") == []
-    with_notes = run.json(env, "recall", "pricing tiers", "--notes")
+    since = run.json(env, "recall", "grind", "--since", "yesterday")
+    assert since["results"][0]["fact"]["id"] == added["id"] and since["window"]["until"] is None
+    assert run.json(env, "recall", "grind", "--until", "last week")["results"] == []
+    assert run.json(env, "recall", "grind", "--type", "decision")["results"] == []
+    with_notes = run.json(env, "recall", "pricing tiers", "--notes")["results"]
     assert any(h["kind"] == "note" for h in with_notes)
     assert "light roasts" in run(env, "recall", "grind").stdout
     day = run.json(env, "daily")  # the recalls by $ENGRAM_AGENT_ID join its session activity

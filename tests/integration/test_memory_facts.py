@@ -184,7 +184,7 @@ def test_supersede_and_contradict_are_written_on_both_notes(mem: Engram, vault: 
     assert mem.fact_get(other.id).contradicts_with == (third.id,)
     linked = mem.fact_supersede(other.id, by=third.id)
     assert linked.old.superseded_by == third.id and linked.new.supersedes == other.id
-    assert [h.fact.id for h in mem.recall("payments") if h.fact] == [result.new.id]
+    assert [h.fact.id for h in mem.recall("payments").results if h.fact] == [result.new.id]
     with pytest.raises(InvalidInputError):
         mem.fact_supersede(third.id, "x", by=old.id)
 
@@ -224,8 +224,8 @@ def test_update_archive_and_prune_never_delete(mem: Engram, vault: Path) -> None
     assert moved.tags == ("team",) and moved.importance == 0.6
     archived = mem.fact_archive(fact.id)
     assert archived.lifecycle == "archived" and archived.path == moved.path
-    assert mem.recall("light roasts") == []
-    hits = mem.recall("light roasts", states=("archived",))
+    assert mem.recall("light roasts").results == ()
+    hits = mem.recall("light roasts", states=("archived",)).results
     assert [h.fact.id for h in hits if h.fact] == [fact.id]
     pruned = mem.fact_archive(fact.id, prune=True)
     assert pruned.lifecycle == "pruned" and pruned.path.startswith("Engram/archive/people/")

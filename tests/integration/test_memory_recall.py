@@ -24,7 +24,7 @@ def test_recall_ranks_by_relevance_importance_and_recency(mem: Engram, clock: An
     important = mem.fact_add(text, importance=0.9)
     mem.fact_add("Ana prefers written decisions.", importance=1.0)  # not relevant
     clock.advance(days=1)
-    hits = mem.recall("espresso dial-in")
+    hits = mem.recall("espresso dial-in").results
     assert [h.fact.id for h in hits if h.fact] == [important.id, minor.id, old.id]
     for h in hits:  # every score is the documented formula of its parts
         assert h.fact is not None
@@ -34,39 +34,39 @@ def test_recall_ranks_by_relevance_importance_and_recency(mem: Engram, clock: An
     assert hits[0].relevance == hits[1].relevance == hits[2].relevance
     scores = [h.score for h in hits]
     assert scores == sorted(scores, reverse=True)
-    assert [h.fact.id for h in mem.recall("espresso", tier_name="structural") if h.fact] == [
+    assert [h.fact.id for h in mem.recall("espresso", tier_name="structural").results if h.fact] == [
         important.id,
         old.id,
     ]
-    assert mem.recall("espresso", fact_type="decision") == []
+    assert mem.recall("espresso", fact_type="decision").results == ()
 
 
 def test_recall_understands_date_phrases(mem: Engram, clock: Any) -> None:
     first = mem.fact_add("Roaster visit planned with Casa Tostado.")
     clock.advance(days=8)
     second = mem.fact_add("Roaster visit moved to May.")
-    found = [h.fact.id for h in mem.recall("roaster visit this week") if h.fact]
+    found = [h.fact.id for h in mem.recall("roaster visit this week").results if h.fact]
     assert found == [second.id]
-    assert [h.fact.id for h in mem.recall("roaster last week") if h.fact] == [first.id]
-    assert [h.fact.id for h in mem.recall("roaster", until="last week") if h.fact] == [first.id]
-    assert [h.fact.id for h in mem.recall("roaster before last week") if h.fact] == []
-    since = [h.fact.id for h in mem.recall("roaster", since="2026-03-01") if h.fact]
+    assert [h.fact.id for h in mem.recall("roaster last week").results if h.fact] == [first.id]
+    assert [h.fact.id for h in mem.recall("roaster", until="last week").results if h.fact] == [first.id]
+    assert [h.fact.id for h in mem.recall("roaster before last week").results if h.fact] == []
+    since = [h.fact.id for h in mem.recall("roaster", since="2026-03-01").results if h.fact]
     assert sorted(since) == sorted([first.id, second.id])
-    assert [h.fact.id for h in mem.recall("", since="yesterday") if h.fact] == [second.id]
+    assert [h.fact.id for h in mem.recall("", since="yesterday").results if h.fact] == [second.id]
     with pytest.raises(InvalidInputError, match="date phrase"):
         mem.recall("roaster", since="whenever")
 
 
 def test_recall_with_notes_includes_ordinary_notes(mem: Engram) -> None:
     fact = mem.fact_add("Tiered pricing has three plans.")
-    hits = mem.recall("tiered pricing plans", include_notes=True)
+    hits = mem.recall("tiered pricing plans", include_notes=True).results
     kinds = {(h.kind, h.path) for h in hits}
     assert ("fact", fact.path) in kinds and ("note", "Projects/Pricing Model.md") in kinds
     # notes rank by relevance × recency like facts: pick the one this test is about
     note_hit = next(h for h in hits if h.path == "Projects/Pricing Model.md")
     assert note_hit.kind == "note" and note_hit.importance == ranking.NOTE_IMPORTANCE
     assert encode(note_hit)["title"] == "Pricing Model"
-    assert all(h.kind == "fact" for h in mem.recall("tiered pricing plans"))
+    assert all(h.kind == "fact" for h in mem.recall("tiered pricing plans").results)
 
 
 def test_context_fills_the_budget_in_profile_order(mem: Engram) -> None:

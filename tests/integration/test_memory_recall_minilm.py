@@ -41,7 +41,7 @@ def mem(tmp_path_factory: pytest.TempPathFactory, minilm: Path) -> Iterator[Engr
 
 def found(e: Engram, query: str) -> list[str]:
     texts = {v: k for k, v in FACTS.items()}
-    return [texts[h.fact.text] for h in e.recall(query) if h.fact]
+    return [texts[h.fact.text] for h in e.recall(query).results if h.fact]
 
 
 @pytest.mark.parametrize("query", UNRELATED)
@@ -70,4 +70,5 @@ def test_related_queries_still_recall_their_fact(mem: Engram, query: str, fact: 
 
 def test_cli_recall_of_an_unrelated_query_is_empty(mem: Engram) -> None:
     # in the module's environment (the `run` fixture's own would replace it)
-    assert EngramCli().json({}, "recall", "volcano eruption", "--no-daemon") == []
+    found = EngramCli().json({}, "recall", "volcano eruption", "--no-daemon")
+    assert found["results"] == [] and found["window"] is None

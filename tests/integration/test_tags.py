@@ -122,7 +122,7 @@ def test_facts_are_filtered_by_tag_in_any_case_and_by_parent(mem: Engram) -> Non
     fact = mem.fact_add("We price by usage.", "decision", tags=["Pricing/Tiers"])
     for tag in ("pricing", "PRICING/tiers", "#Pricing"):
         assert [f.id for f in mem.fact_list(tag=tag)] == [fact.id], tag
-        assert [h.fact.id for h in mem.recall("usage", tags=[tag])] == [fact.id], tag
+        assert [h.fact.id for h in mem.recall("usage", tags=[tag]).results] == [fact.id], tag
     assert mem.fact_list(tag="pric") == []
     assert mem.fact_list(tag="pricing/tier") == []
 

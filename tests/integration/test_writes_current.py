@@ -165,6 +165,6 @@ def test_cli_fact_is_recalled_by_meaning_and_rebuild_finds_nothing_stale(
     )
     assert fact["path"] in {r["path"] for r in found}  # vectors only find what is embedded
     recalled = json.loads(run(env, "recall", "keyboard shortcuts habit", "--json").stdout)
-    assert recalled and recalled[0]["path"] == fact["path"]
+    assert recalled["results"] and recalled["results"][0]["path"] == fact["path"]
     rebuilt = json.loads(run(env, "rebuild", "--yes", "--json").stdout)
     assert rebuilt["toEmbed"] == 0

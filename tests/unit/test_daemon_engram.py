@@ -101,7 +101,8 @@ class Recording:
 
 def test_a_recall_by_a_named_agent_is_counted_by_the_daemon() -> None:
     daemon = Recording({"results": []})
-    assert engram(daemon, Local()).recall("oat milk", agent="claude") == []  # type: ignore[arg-type]
+    found = engram(daemon, Local()).recall("oat milk", agent="claude")  # type: ignore[arg-type]
+    assert found.results == () and found.window is None
     assert daemon.sent[0][0] == "POST /v1/recall" and daemon.sent[0][1]["agent"] == "claude"
 
 

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from engram.errors import InvalidInputError
 from engram.memory import context as ctx
-from engram.memory import dates, ranking
+from engram.memory import dates, ranking, timewords
 from engram.memory.infer import infer_importance, infer_type
 from engram.memory.model import tier
 from engram.memory.wake import Recent, decay_select
@@ -160,7 +160,7 @@ def D(text: str) -> dt.date:
         ("since yesterday", "2026-03-04", None),
         ("after 2026-01", "2026-02-01", None),
         ("before 2025", None, "2025-01-01"),
-        ("until last week", None, "2026-02-23"),
+        ("until last week", None, "2026-03-02"),  # to its end, as --until
         ("between 2025-01 and 2025-03", "2025-01-01", "2025-04-01"),
         ("2024-02", "2024-02-01", "2024-03-01"),
         ("2024-02-29", "2024-02-29", "2024-03-01"),
@@ -191,7 +191,7 @@ def test_bad_date_phrases_say_what_works(phrase: str) -> None:
 def test_date_phrases_in_queries(
     query: str, rest: str, since: str | None, until: str | None
 ) -> None:
-    got_rest, got = dates.extract(query, TODAY)
+    got_rest, got = timewords.extract(query, TODAY)
     assert got_rest == rest
     assert got == dates.DateRange(D(since) if since else None, D(until) if until else None)
 

@@ -30,6 +30,11 @@ if TYPE_CHECKING:
     help="Deep search: facts and notes, fused with the facts in Convex when sync is "
     "configured; each hit says where it came from (local, convex, both).",
 )
+@click.option(
+    "--literal",
+    is_flag=True,
+    help="Search QUERY as written: read no time words or question from it.",
+)
 @click.option("-n", "n", type=click.IntRange(min=1), default=10, show_default=True)
 @click.option(
     "--by",
@@ -50,20 +55,27 @@ def recall(
     as_json: bool,
     **options: Any,
 ) -> None:
-    """Recall facts: relevance × importance × recency. Date phrases in QUERY
-    ("this week", "yesterday", "since 2026-01-01") filter by date."""
+    """Recall facts: relevance × importance × recency. Time words in QUERY ("last week",
+    "since Monday", "in May 2024", "3 days ago") keep to those days, and a question ("what
+    did we decide") to that type of fact; the first line says which."""
     text = " ".join(query)
     if deep:
         deep_search(state, text, options, all_states, vault, as_json)
         return
     states = ("active", "dormant", "merged", "archived", "pruned") if all_states else None
-    hits = state.engram.recall(text, vault=vault, states=states, **options)
+    found = state.engram.recall(text, vault=vault, states=states, **options)
     if as_json:
-        echo_json(encode(hits))
+        echo_json(encode(found))
         return
-    if not hits:
+    window = found.window
+    read = [f"time: {', '.join((*window.phrases, window.label))}"] if window else []
+    read += [f"type: {found.fact_type}"] if found.fact_type else []
+    if read:
+        words = f", words: {found.searched}" if found.searched else ", no words"
+        say(f"({'; '.join(read)}{words})")
+    if not found.results:
         say("nothing recalled")
-    for h in hits:
+    for h in found.results:
         say(f"{h.score:.3f}  {hit_line(h)}")
 
 

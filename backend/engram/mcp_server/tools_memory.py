@@ -63,7 +63,7 @@ async def store_fact(gw: Gateway, r: rq.FactAdd, x: args.Nothing) -> str:
 
 async def recall(gw: Gateway, r: rq.Recall, x: args.Budget) -> str:
     """Facts by relevance × importance × recency."""
-    hits = await gw.run(
+    found = await gw.run(
         Engram.recall,
         r.query,
         r.n,
@@ -77,9 +77,13 @@ async def recall(gw: Gateway, r: rq.Recall, x: args.Budget) -> str:
         states=r.states,
         vault=gw.options.vault,
         agent=gw.options.agent,
+        literal=r.literal,
     )
-    payload: dict[str, Any] = {"results": [compact(h) for h in codec.encode(hits)]}
-    if not hits:
+    data: dict[str, Any] = codec.encode(found)
+    payload: dict[str, Any] = {"results": [compact(h) for h in data["results"]]}
+    if found.window or found.fact_type:  # what was read from q, so the agent can tell
+        payload["read"] = {k: data[k] for k in ("window", "type", "searched") if data[k]}
+    if not found.results:
         payload["hint"] = NOTHING
     return fit_json(payload, x.max_chars, "Ask for fewer results (n).")
 
@@ -176,10 +180,11 @@ TOOLS: tuple[Tool[Any, Any], ...] = (
     Tool(
         "memory_recall",
         "Recall facts",
-        "Recall stored facts ranked by relevance × importance × recency (date phrases in the "
-        'query like "last week" filter by date; an empty query lists the most important recent '
-        "facts). Use it before answering questions about past decisions, preferences or work. "
-        "Returns JSON {results: [{kind, score, fact: {id, title, text, factType, path...}}]}.",
+        "Recall stored facts ranked by relevance × importance × recency (time words in q like "
+        '"last week" or "since May" filter by date, "what did we decide" by type, both said in '
+        "`read`; an empty query lists the most important recent facts). Use it before "
+        "answering questions about past decisions, preferences or work. Returns JSON "
+        "{results: [{kind, score, fact: {id, title, text, factType, path...}}], read}.",
         rq.Recall,
         args.Budget,
         recall,

@@ -44,6 +44,39 @@ class RecallHit:
 
 
 @dataclass(frozen=True)
+class TimeWindow:
+    """The days a recall kept to, in the local calendar: from `since` up to the day before
+    `until` (either may be open), and the query's time words that named them."""
+
+    since: dt.date | None = arg(None, doc="the first day")
+    until: dt.date | None = arg(None, doc="the day after the last day")
+    phrases: tuple[str, ...] = arg((), doc="the query's time words, as written")
+
+    WIRE_EXTRA: ClassVar[dict[str, str]] = {"label": "label"}
+
+    @property
+    def label(self) -> str:
+        """The window for people: `2026-02-23 to 2026-03-01`, `since 2026-01-01`..."""
+        if self.until == dt.date.min or (self.since and self.until and self.until <= self.since):
+            return "no day (the time words exclude each other)"
+        last = self.until - dt.timedelta(days=1) if self.until else None
+        if self.since and last:
+            return self.since.isoformat() if last == self.since else f"{self.since} to {last}"
+        return f"since {self.since}" if self.since else f"up to {last}" if last else "any time"
+
+
+@dataclass(frozen=True)
+class RecallResult:
+    """Recalled facts (and notes), and what recall read from the query: the words it
+    searched, the time window its time words named and the fact type its question asked."""
+
+    results: tuple[RecallHit, ...]
+    searched: str = arg("", doc="the query without its time and question words")
+    window: TimeWindow | None = None
+    fact_type: str | None = arg(None, wire="type", doc="the type a question asked for")
+
+
+@dataclass(frozen=True)
 class SupersedeResult:
     """The old fact (now merged) and the fact that replaces it."""
 

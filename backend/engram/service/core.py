@@ -43,6 +43,8 @@ class Core:
     """Holds settings, the lazily opened index and the clock; every facade part builds on it."""
 
     clock: Callable[[], dt.datetime] = staticmethod(utc_now)  # facts' time (tests set it)
+    # the zone of the local calendar time words are read in ("yesterday"); None: the system's
+    zone: dt.tzinfo | None = None
 
     def __init__(
         self,
@@ -60,6 +62,10 @@ class Core:
         self.recovered: list[journal.Recovered] = []  # writes a dead process left, settled
         if settings.crash_after_renames is not None:
             journal.crash_after(settings.crash_after_renames)
+        if settings.test_now is not None:  # a stopped clock, in its own zone
+            fixed = settings.test_now
+            self.clock = lambda: fixed
+            self.zone = fixed.tzinfo
         self._parse_pool: ParsePool | None = None
         self._isolate_parsing = False
 

@@ -9,7 +9,7 @@ from typing import Any, Protocol
 
 from engram.codec import Score, arg
 from engram.errors import EngramError
-from engram.memory.results import RecallHit
+from engram.memory.results import RecallHit, RecallResult
 from engram.search.fusion import RankedList, rrf
 from engram.sync.payload import fact_of, remote_fields
 
@@ -39,8 +39,14 @@ class Recall(Protocol):
     """Local hybrid recall over a vault's facts and notes."""
 
     def __call__(
-        self, query: str = "", n: int = 10, *, include_notes: bool, vault: str | None
-    ) -> list[RecallHit]: ...
+        self,
+        query: str = "",
+        n: int = 10,
+        *,
+        include_notes: bool,
+        vault: str | None,
+        literal: bool,
+    ) -> RecallResult: ...
 
 
 class DeepSearchService:
@@ -60,7 +66,8 @@ class DeepSearchService:
         """Facts and notes by local hybrid recall; with sync configured, Convex's facts are
         fused in by reciprocal rank (k=60), deduplicated by fact id, each hit saying whether
         it came from the vault, Convex or both. Convex unreachable: local only, and says so."""
-        hits = self._recall(query, n, include_notes=True, vault=vault)
+        # literal: Convex's half reads no time words, so the local half does not either
+        hits = self._recall(query, n, include_notes=True, vault=vault, literal=True).results
         local = {_key(h): h for h in hits}
         if not self._sync_configured(vault):
             ranked = [DeepHit("local", h.score, h) for h in hits]

@@ -45,7 +45,7 @@ if TYPE_CHECKING:
         ContextResult,
         DailyResult,
         LifecycleChange,
-        RecallHit,
+        RecallResult,
         SessionEnd,
         SupersedeResult,
         VaultInfo,
@@ -257,6 +257,7 @@ class Engram(Core):
         """A facade over other settings with this one's models and clock (rebuild's builder)."""
         other = type(self)(settings, embedder=self._semantic.loaded_embedder())
         other.clock = self.clock
+        other.zone = self.zone
         return other
 
     def _loaded_model(self, role: str) -> Embedder | Reranker | Generator | None:
@@ -618,8 +619,10 @@ class Engram(Core):
         states: tuple[str, ...] | None = None,
         vault: str | None = None,
         agent: str | None = None,
-    ) -> list[RecallHit]:
-        """Facts ranked by relevance × importance × recency (docs/memory.md has the formula)."""
+        literal: bool = False,
+    ) -> RecallResult:
+        """Facts ranked by relevance × importance × recency (docs/memory.md has the formula);
+        the query's time words are a date window, its question a fact type (unless literal)."""
         return self._recall.recall(
             query,
             n,
@@ -633,6 +636,7 @@ class Engram(Core):
             states,
             vault,
             agent,
+            literal,
         )
 
     def memory_context(

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from engram.errors import InvalidInputError
 from engram.memory import context as ctx
-from engram.memory import daily, dates, ledger, props, ranking, reflect
+from engram.memory import daily, dates, ledger, props, questions, ranking, reflect, timewords
 from engram.memory import format as fmt
 from engram.memory import wake as wk
 from engram.memory.inputs import check_type, tier_bounds
@@ -19,8 +19,10 @@ from engram.memory.results import (
     ContextResult,
     DailyResult,
     RecallHit,
+    RecallResult,
     Reflection,
     SessionEnd,
+    TimeWindow,
     WakeResult,
 )
 from engram.service.memory import MemoryService, VaultCtx
@@ -120,39 +122,52 @@ class RecallService:
         states: tuple[str, ...] | None = None,
         vault: str | None = None,
         agent: str | None = None,
-    ) -> list[RecallHit]:
+        literal: bool = False,
+    ) -> RecallResult:
         """Facts ranked by relevance × importance × recency (docs/memory.md has the formula).
 
-        Date phrases in the query ("this week", "since 2026-01-01") become date filters.
-        A recall by a named `agent` is counted (daily notes, reflections).
+        Unless `literal`, the query's time words ("last week", "since Monday", "vorige
+        Woche") become a date window over the local calendar and its question ("what did we
+        decide") a fact type; neither is searched as words. A recall by a named `agent` is
+        counted (daily notes, reflections).
         """
         v = self._memory.vault(vault)
         now = self._core.clock()
-        rest, span = dates.span(query, since, until, now.date())
+        local = now.astimezone(self._core.zone)
+        found = timewords.Reading(query, dates.DateRange(), ())
+        if not literal:
+            found = timewords.read(query, local.date())
+        span = dates.bounded(found.range, since, until, local.date())
+        asked, rest = (None, found.rest)
+        if not literal and not fact_type:
+            asked, rest = questions.asked_type(found.rest)
         low, high = tier_bounds(tier_name)
         q = facts_store.FactQuery(
             collection=v.name,
-            types=(check_type(fact_type),) if fact_type else (),
+            types=(check_type(fact_type or asked or ""),) if fact_type or asked else (),
             states=states or LIVE_STATES,
             scope=scope,
             tags=tuple(t.lstrip("#") for t in tags),
             min_importance=low,
             max_importance=high,
-            since=span.since.isoformat() if span.since else None,
-            until=span.until.isoformat() if span.until else None,
+            since=_instant(span.since, local.tzinfo),
+            until=_instant(span.until, local.tzinfo),
         )
         rows = {int(r["doc_id"]): r for r in facts_store.query(self._core.db.conn, q)}
-        out = self._fact_hits(v, rest, n, rows, now)
+        # within a window, age counts from its end: last March's facts are not all "old"
+        anchor = now if span.until is None else min(now, _moment(span.until, local.tzinfo))
+        out = self._fact_hits(v, rest, n, rows, anchor)
         if include_notes and rest.strip():
             out = sorted(
-                out + self._note_hits(v, rest, n, span, rows, now), key=lambda h: -h.score
+                out + self._note_hits(v, rest, n, span, rows, anchor), key=lambda h: -h.score
             )[:n]
         if out or agent:
             with self._core.db.write() as conn:
                 facts_store.bump_access(conn, [h.fact.id for h in out if h.fact], iso(now))
                 if agent:
                     activity.record_recall(conn, v.name, now.date().isoformat(), agent[:128])
-        return out
+        window = None if span.is_open() else TimeWindow(span.since, span.until, found.phrases)
+        return RecallResult(tuple(out), rest, window, asked)
 
     def _fact_hits(
         self, v: VaultCtx, query: str, n: int, rows: dict[int, Any], now: dt.datetime
@@ -260,7 +275,7 @@ class RecallService:
         if query and query.strip():
             for hit in self.recall(
                 query, n=CONTEXT_LIMITS["search"], include_notes=True, vault=v.name
-            ):
+            ).results:
                 if hit.fact is not None:
                     items.append(_fact_item("search", hit.fact, hit.score))
                 else:
@@ -362,6 +377,16 @@ class RecallService:
         q = facts_store.FactQuery(collection=v.name, types=("project", "plan"), states=("active",))
         rows = facts_store.query(self._core.db.conn, q, order="importance", limit=5)
         return [self._memory.fact_from_row(v, r) for r in rows]
+
+
+def _moment(day: dt.date, zone: dt.tzinfo | None) -> dt.datetime:
+    """The start of a local calendar day, as an aware datetime."""
+    return dt.datetime.combine(day, dt.time(), tzinfo=zone or dt.UTC)
+
+
+def _instant(day: dt.date | None, zone: dt.tzinfo | None) -> str | None:
+    """The start of a local day as the UTC timestamp facts are stored with (None: open)."""
+    return iso(_moment(day, zone)) if day else None
 
 
 def _fact_item(source: str, fact: Fact, score: float) -> ctx.ContextItem:

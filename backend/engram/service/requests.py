@@ -91,8 +91,8 @@ class Recall:
     fact_type: str | None = arg(None, wire="type", max_len=64, doc="only this type")
     tags: tuple[str, ...] = arg((), max_items=MAX_ITEMS, max_len=MAX_NAME, doc="all of these")
     scope: str | None = arg(None, max_len=MAX_NAME)
-    since: str | None = arg(None, max_len=100, doc="an ISO date or a span such as 7d")
-    until: str | None = arg(None, max_len=100, doc="an ISO date or a span such as 7d")
+    since: str | None = arg(None, max_len=100, doc="from the start of: a date, 7d, last week")
+    until: str | None = arg(None, max_len=100, doc="to the end of: a date, yesterday, 2025")
     tier_name: str | None = arg(
         None, wire="tier", choices=("structural", "potential", "contextual")
     )
@@ -102,6 +102,9 @@ class Recall:
     )
     vault: str | None = _vault()
     agent: str | None = arg(None, max_len=MAX_NAME, doc="counts the recall for this agent")
+    literal: bool = arg(
+        False, doc="search q as written: no time words ('last week') or question read from it"
+    )
 
 
 @dataclass(frozen=True)
