@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from engram.graph.results import TagCount
+from engram.graph.results import ThemeTag
 from engram.service import Engram
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "fixtures" / "vaults" / "example"
@@ -113,4 +113,4 @@ def test_rank_and_themes(example: Engram) -> None:
     assert [t.id for t in themes] == list(range(1, len(themes) + 1))
     assert themes == example.themes()
     roasting = next(t for t in themes if t.label == "Roasting Partners")
-    assert TagCount("operations", 1) in roasting.tags
+    assert ThemeTag("operations", 1) in roasting.tags

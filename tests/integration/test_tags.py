@@ -115,7 +115,8 @@ def test_graph_nodes_and_themes_take_a_tag_in_any_case_as_one(tagged: Engram) ->
         "tag:todo",
     ]
     [theme] = tagged.themes()
-    assert dict(theme.tags)["todo"] == 2 and "TODO" not in dict(theme.tags)
+    counts = {t.tag: t.notes for t in theme.tags}
+    assert counts["todo"] == 2 and "TODO" not in counts
 
 
 def test_facts_are_filtered_by_tag_in_any_case_and_by_parent(mem: Engram) -> None:

@@ -130,7 +130,7 @@ class Ranking:
 
 
 @dataclass(frozen=True)
-class TagCount:
+class ThemeTag:
     """A tag and how many notes of a group carry it."""
 
     tag: str
@@ -145,7 +145,7 @@ class Theme:
     label: str
     size: int
     notes: tuple[NoteRef, ...]  # most influential first
-    tags: tuple[TagCount, ...]
+    tags: tuple[ThemeTag, ...]
 
 
 @dataclass(frozen=True)

@@ -151,20 +151,13 @@ async def handle(request: web.Request) -> web.StreamResponse:
     return await bridge(request, request.app[SERVICE].handle)
 
 
-async def bridge(
-    request: web.Request,
-    app: Callable[
-        [dict[str, Any], Callable[[], Awaitable[Message]], Callable[[Message], Awaitable[None]]],
-        Awaitable[None],
-    ],
-) -> web.StreamResponse:
-    """Run an ASGI app for an aiohttp request: the body streamed in, the answer streamed out,
-    `http.disconnect` when the client goes away."""
+def _scope(request: web.Request) -> dict[str, Any]:
+    """The ASGI scope of an aiohttp request."""
     transport = request.transport
     sock = transport.get_extra_info("sockname") if transport is not None else None
     peer = transport.get_extra_info("peername") if transport is not None else None
     host, port = tuple(sock[:2]) if sock else ("127.0.0.1", 0)
-    scope: dict[str, Any] = {
+    return {
         "type": "http",
         "asgi": {"version": "3.0", "spec_version": "2.3"},
         "http_version": f"{request.version.major}.{request.version.minor}",
@@ -178,6 +171,18 @@ async def bridge(
         "client": tuple(peer[:2]) if peer else None,
         "server": (host, port),
     }
+
+
+async def bridge(
+    request: web.Request,
+    app: Callable[
+        [dict[str, Any], Callable[[], Awaitable[Message]], Callable[[Message], Awaitable[None]]],
+        Awaitable[None],
+    ],
+) -> web.StreamResponse:
+    """Run an ASGI app for an aiohttp request: the body streamed in, the answer streamed out,
+    `http.disconnect` when the client goes away."""
+    scope = _scope(request)
     response: web.StreamResponse | None = None
     body_left = True
 

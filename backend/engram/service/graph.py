@@ -23,8 +23,8 @@ from engram.graph.results import (
     PathStep,
     RankedNote,
     Ranking,
-    TagCount,
     Theme,
+    ThemeTag,
     UnresolvedLink,
 )
 from engram.service.collections import covering
@@ -250,7 +250,7 @@ class GraphService:
             counts = Counter(t for n in group for t in tags.get(n, ()))
             top_tags = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:THEME_TAGS]
             notes = tuple(NoteRef(g.path_of(n), g.title_of(n), n) for n in best[:THEME_NOTES])
-            tagged = tuple(TagCount(tag, n) for tag, n in top_tags)
+            tagged = tuple(ThemeTag(tag, n) for tag, n in top_tags)
             out.append(Theme(i, notes[0].title, len(group), notes, tagged))
         return out
 

@@ -50,7 +50,7 @@ async def test_memory_routes_for_agents(
 
     context = await post(client, "/v1/memory/context", {"q": "pricing", "budget": 300})
     assert context["profile"] == "default" and context["usedTokens"] <= 300
-    assert "pricing tiers" in context["text"]
+    assert "We chose three [[Pricing|pricing]] tiers." in context["text"]  # linked when stored
     assert (await post(client, "/v1/memory/context", {}))["budget"] == 4000
 
     deep = await post(client, "/v1/memory/deep-search", {"q": "pricing tiers", "n": 5})
