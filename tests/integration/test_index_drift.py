@@ -36,11 +36,11 @@ def test_a_touched_note_takes_its_new_date(engram: Engram, tmp_path: Path) -> No
     for rel in ("plain.md", "Engram/facts/f.md"):
         os.utime(root / rel, ns=(JAN_2020, JAN_2020))
     engram.init_vault(str(root), "v", template=False)
-    assert [r.path for r in engram.search("walrus after:2024-01-01")] == []
+    assert [r.path for r in engram.search("kind:all walrus after:2024-01-01")] == []
     for rel in ("plain.md", "Engram/facts/f.md"):
         os.utime(root / rel, ns=(JAN_2025, JAN_2025))
     engram.update()
-    found = sorted(r.path for r in engram.search("walrus after:2024-01-01"))
+    found = sorted(r.path for r in engram.search("kind:all walrus after:2024-01-01"))
     assert found == ["Engram/facts/f.md", "plain.md"]
     fact = facts_store.by_id(engram.db.conn, "f1")
     assert fact is not None and fact["updated_at"].startswith("2025-01-01")

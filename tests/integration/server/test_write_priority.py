@@ -95,7 +95,7 @@ async def test_a_fact_is_stored_and_embedded_while_the_start_up_job_embeds(
 
         # the fact was indexed and embedded by its own write, before the job finished
         hits = await client.post(
-            "/v1/vsearch", json={"q": "quarterly pricing review"}, headers=AUTH
+            "/v1/vsearch", json={"q": "kind:memory quarterly pricing review"}, headers=AUTH
         )
         assert (await hits.json())["results"][0]["path"] == fact["path"]
 
