@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -13,6 +13,9 @@ from engram.printable import printable
 
 F = TypeVar("F", bound=Callable[..., Any])
 STDIN_HELP = "Text, or - to read it from standard input."
+
+if TYPE_CHECKING:
+    from engram.service import NoteChange
 
 
 def write_options(precondition: bool = True) -> Callable[[F], F]:
@@ -70,7 +73,7 @@ def parse_props(pairs: tuple[str, ...]) -> dict[str, Any]:
     return out
 
 
-def show(change: Any, as_json: bool) -> None:
+def show(change: NoteChange, as_json: bool) -> None:
     """A change as JSON, or its diff (dry run) and a one-line summary."""
     if as_json:
         echo_json(change)
@@ -88,7 +91,7 @@ def show(change: Any, as_json: bool) -> None:
     say(prefix + summary(change))
 
 
-def summary(change: Any) -> str:
+def summary(change: NoteChange) -> str:
     """One line saying what happened."""
     if not change.changed:
         return change.message or f"{change.path}: nothing to change"

@@ -15,10 +15,12 @@ if TYPE_CHECKING:
     from engram.search.results import Document, Passage, SearchResult
     from engram.service.engram import Engram
     from engram.sync.engine import SyncReport
+    from engram.vault.changes import NoteChange
 
 _WHERE = {
     "Document": "engram.search.results",
     "Engram": "engram.service.engram",
+    "NoteChange": "engram.vault.changes",
     "Passage": "engram.search.results",
     "RecallHit": "engram.memory.results",
     "SearchResult": "engram.search.results",
@@ -36,6 +38,7 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "Document",
     "Engram",
+    "NoteChange",
     "Passage",
     "RecallHit",
     "SearchResult",
