@@ -115,6 +115,8 @@ export default class EngramPlugin extends Plugin {
 			settings: () => this.settings,
 			factsRoot: () => this.factsRoot(),
 			openNote: (path: string, line?: number, pane?: PaneType | boolean) => openNote(this.app, path, line, pane),
+			openPdfPage: (path: string, page: number, pane?: PaneType | boolean) =>
+				this.app.workspace.openLinkText(`${path}#page=${page}`, "", pane),
 			storeAsFact: (path: string, selection?: string) => this.storeAsFact(path, selection),
 			startBackend: () => void this.startBackend(),
 			showStatus: () => this.openStatus(),

@@ -5,7 +5,7 @@ import { DEEP_DEBOUNCE_MS, itemFromResult, parseRecallQuery, QUICK_DEBOUNCE_MS, 
 import { FakeTimers } from "./fakeTimers";
 
 function result(path: string, collection = "notes"): SearchResult {
-	return { docid: "abc123", collection, path, title: path, score: 0.5, snippet: "s", highlights: [], line: 4, context: null, factType: null };
+	return { docid: "abc123", collection, path, title: path, score: 0.5, snippet: "s", highlights: [], line: 4, page: null, context: null, factType: null };
 }
 
 function fact(id: string): Fact {

@@ -14,7 +14,7 @@ import { factTypeLabel, modelLabel } from "../src/core/labels";
 function item(over: Partial<RecallItem> = {}): RecallItem {
 	return {
 		title: "Alpha plan", path: "projects/alpha.md", snippet: "the **alpha** launch is [[Launch|near]]", highlights: [[6, 11]], terms: [],
-		score: 0.8734, rank: 1, explain: null, factType: null, line: 12, vaultPath: "projects/alpha.md", collection: "notes", ...over,
+		score: 0.8734, rank: 1, explain: null, factType: null, line: 12, page: null, vaultPath: "projects/alpha.md", collection: "notes", ...over,
 	};
 }
 
@@ -112,6 +112,12 @@ describe("recall item", () => {
 		expect(texts(el, ".engram-recall-collection")).toEqual(["work"]);
 		expect(el.querySelector(".engram-recall-line")).toBeNull();
 		expect(el.hasClass("engram-recall-external")).toBe(true);
+	});
+
+	it("shows a PDF result's page, not its line", () => {
+		const el = document.createElement("div");
+		renderRecallItem(el, item({ path: "papers/study.pdf", vaultPath: "papers/study.pdf", line: 40, page: 3 }));
+		expect(el.querySelector(".engram-recall-line")?.textContent).toBe("page 3");
 	});
 });
 

@@ -168,6 +168,7 @@ function result(v: unknown): SearchResult {
 		snippet: optStr(o, "snippet", "") ?? "",
 		highlights: highlights(o.highlights),
 		line: optNum(o, "line", 1),
+		page: typeof o.page === "number" ? o.page : null,
 		context: optStr(o, "context"),
 		factType: optStr(o, "factType"),
 		explain: typeof o.explain === "object" && o.explain !== null && !Array.isArray(o.explain) ? (o.explain as Json) : null,

@@ -93,6 +93,8 @@ export interface SearchResult {
 	snippet: string;
 	highlights: Array<[number, number]>;
 	line: number;
+	/** The PDF page the passage is on; null for a note. */
+	page: number | null;
 	context: string | null;
 	factType: string | null;
 	/** Per-stage numbers of a hybrid result asked for with `explain`; null otherwise. */

@@ -46,6 +46,8 @@ export interface RecallItem {
 	factType: string | null;
 	/** 1-based line to open at. */
 	line: number;
+	/** The PDF page to open at; null for a note. */
+	page: number | null;
 	/** Vault-relative path when the note is in this vault; null for other collections. */
 	vaultPath: string | null;
 	/** The collection, shown when the note is outside the vault. */
@@ -65,6 +67,7 @@ export function itemFromResult(r: SearchResult, vaultCollection: string | null, 
 		explain: r.explain ?? null,
 		factType: r.factType,
 		line: Math.max(1, Math.floor(r.line)),
+		page: r.page,
 		vaultPath: inVault ? r.path : null,
 		collection: r.collection,
 	};
@@ -82,6 +85,7 @@ export function itemFromFact(f: Fact, vaultCollection: string | null, rank = 1):
 		explain: null,
 		factType: f.factType,
 		line: 1,
+		page: null,
 		vaultPath: f.path,
 		collection: vaultCollection ?? "",
 	};

@@ -16,6 +16,8 @@ export interface EngramContext {
 	/** The facts folder in effect (setting, else what the backend reports). */
 	factsRoot(): string;
 	openNote(path: string, line?: number, pane?: PaneType | boolean): Promise<boolean>;
+	/** Open a vault PDF at a 1-based page (Obsidian's viewer reads `#page=N`). */
+	openPdfPage(path: string, page: number, pane?: PaneType | boolean): Promise<void>;
 	/** Store the note (or the selection in it) as a fact; shows a notice either way. */
 	storeAsFact(path: string, selection?: string): Promise<Fact | null>;
 	/** Start the backend with the configured command (the status window's button). */

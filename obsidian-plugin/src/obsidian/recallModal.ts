@@ -84,7 +84,8 @@ export class RecallModal extends SuggestModal<RecallItem> {
 			}
 			return;
 		}
-		void this.ctx.openNote(item.vaultPath, item.line, Keymap.isModEvent(evt));
+		if (item.page !== null) void this.ctx.openPdfPage(item.vaultPath, item.page, Keymap.isModEvent(evt));
+		else void this.ctx.openNote(item.vaultPath, item.line, Keymap.isModEvent(evt));
 	}
 
 	onClose(): void {

@@ -32,7 +32,8 @@ export function renderRecallItem(el: HTMLElement, item: RecallItem, opts: RowOpt
 	if (item.vaultPath === null) where.createSpan({ cls: "engram-recall-collection", text: item.collection });
 	const folder = folderOf(item.path);
 	if (folder) where.createSpan({ cls: "engram-recall-folder", text: folder });
-	if (item.line > 1) where.createSpan({ cls: "engram-recall-line", text: `line ${item.line}` });
+	if (item.page !== null) where.createSpan({ cls: "engram-recall-line", text: `page ${item.page}` });
+	else if (item.line > 1) where.createSpan({ cls: "engram-recall-line", text: `line ${item.line}` });
 	el.setAttr("title", item.vaultPath ?? `${item.collection}: ${item.path}`);
 
 	if (item.snippet) {
