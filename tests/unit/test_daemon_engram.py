@@ -108,7 +108,12 @@ def test_a_recall_by_a_named_agent_is_counted_by_the_daemon() -> None:
 
 def test_ledger_lines_go_to_the_daemon_with_their_numbers() -> None:
     """Line 3 of a file whose first two lines were blank: an error must name line 3."""
-    reply = {"agent": "bot", "appended": 1, "lines": [{"path": "raw.jsonl", "line": 4}]}
+    reply = {
+        "agent": "bot",
+        "appended": 1,
+        "skipped": 0,
+        "lines": [{"path": "raw.jsonl", "line": 4}],
+    }
     daemon, local = Recording(reply), Local()
     line = {"role": "user", "text": "hi"}
     got = engram(daemon, local).ledger_append("bot", [(3, line)])  # type: ignore[arg-type]

@@ -63,6 +63,23 @@ def test_lines_are_appended_never_rewritten_and_read_back(tmp_path: Path) -> Non
     assert good[0].entry.extra == {"model": "x"} and good[0].entry.ts == NOW
 
 
+def test_a_line_with_an_id_is_appended_once_per_day_file(tmp_path: Path) -> None:
+    """A retry, or a hook fired twice, sends the same messages again: one line each."""
+
+    def lines(*ids: str | None) -> list[tuple[ledger_raw.RawEntry, bytes]]:
+        objects = [{"role": "user", "text": f"m {i}", **({"id": i} if i else {})} for i in ids]
+        return ledger_raw.parse_input(enumerate(objects, 1), NOW)
+
+    first = ledger_raw.append(tmp_path, "Engram", "bot", lines("a", "b", None))
+    again = ledger_raw.append(tmp_path, "Engram", "bot", lines("b", "c", "c", None, "a"))
+    assert [x.number for x in first.lines] == [1, 2, 3] and first.skipped == 0
+    assert [x.number for x in again.lines] == [4, 5] and again.skipped == 3
+    good, _ = ledger_raw.read(tmp_path, first.lines[0].path)
+    assert [g.entry.text for g in good] == ["m a", "m b", "m None", "m c", "m None"]
+    other = ledger_raw.append(tmp_path, "Engram", "other-bot", lines("a"))
+    assert other.skipped == 0  # another agent's file is another ledger
+
+
 def test_a_line_cut_by_a_crash_does_not_swallow_the_next(tmp_path: Path) -> None:
     path = tmp_path / "Engram/ledger/raw/bot/2026/03/05.jsonl"
     path.parent.mkdir(parents=True)

@@ -124,6 +124,7 @@ class Message:
     role: str = arg(max_len=64, min_len=1, doc="user, assistant, tool, system…")
     text: str = arg(max_len=60_000, doc="what was said")
     ts: str | None = arg(None, max_len=40, doc="when (ISO 8601; default now)")
+    id: str | None = arg(None, max_len=128, doc="the message's id: a repeat is appended once")
 
 
 @dataclass(frozen=True)

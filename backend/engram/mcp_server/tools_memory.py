@@ -154,7 +154,7 @@ async def log(gw: Gateway, r: args.Log, x: args.Nothing) -> str:
 
 def _message(m: args.Message) -> dict[str, Any]:
     out = {"role": m.role, "text": m.text}
-    return {**out, "ts": m.ts} if m.ts is not None else out
+    return out | {k: v for k, v in (("ts", m.ts), ("id", m.id)) if v is not None}
 
 
 FACT_DOCS = {"type": "fact type (inferred when left out): " + TYPES}

@@ -1,12 +1,14 @@
 """The raw transcript ledger: `ledger/raw/<agent>/YYYY/MM/DD.jsonl`, one JSON object per line.
 
-An append-only log per agent and UTC day of what an agent sends (role, text, timestamp and
-any small extra fields). Lines are appended, never rewritten: each is one `write` of a whole
-line to a file opened with O_APPEND, under the same `flock` the atomic writer takes on a
-file (`vault.atomic`), then fsynced, so two processes appending at once interleave whole
-lines. A batch is validated in full before the first line is written: a bad line is refused
-with its number and nothing is appended. The scanner indexes `.md` notes only, so these files
-are never notes (`raw_files` is how Engram lists them).
+An append-only log per agent and UTC day of what an agent sends (role, text, timestamp and any
+small extra fields). Lines are appended, never rewritten: each is one `write` of a whole line
+to a file opened with O_APPEND, under the same `flock` the atomic writer takes on a file
+(`vault.atomic`), then fsynced, so two processes appending at once interleave whole lines. A
+batch is validated in full before the first line is written: a bad line is refused with its
+number and nothing is appended. A line with an `id` (a string) is appended once: one whose `id`
+its day file already holds is skipped, checked under the lock, so an agent or a hook that sends
+the same message twice (a retry, a hook fired twice) leaves one line. The scanner indexes `.md`
+notes only, so these files are never notes (`raw_files` is how Engram lists them).
 """
 
 from __future__ import annotations
@@ -70,10 +72,13 @@ class Placed:
 
 @dataclass(frozen=True)
 class AppendResult:
-    """What an append wrote: per file, the numbers of the lines added."""
+    """What an append wrote: the lines added per file, and how many had an `id` there already.
+
+    Those are left out, not appended again."""
 
     agent: str
     lines: tuple[Placed, ...]
+    skipped: int = 0
 
     WIRE_EXTRA: ClassVar[dict[str, str]] = {"appended": "appended"}
 
@@ -177,15 +182,23 @@ def append(
     by_file: dict[str, list[tuple[RawEntry, bytes]]] = {}
     for entry, data in entries:
         by_file.setdefault(raw_path(facts_root, agent, entry.ts.date()), []).append((entry, data))
-    written = []
+    written, skipped = [], 0
     for rel, group in by_file.items():
-        first = _append_lines(safe_join(root, rel), [data for _, data in group])
-        written += [Placed(rel, first + i) for i in range(len(group))]
-    return AppendResult(agent, tuple(written))
+        lines = [(_line_id(entry), data) for entry, data in group]
+        numbers = _append_lines(safe_join(root, rel), lines)
+        written += [Placed(rel, n) for n in numbers]
+        skipped += len(group) - len(numbers)
+    return AppendResult(agent, tuple(written), skipped)
 
 
-def _append_lines(path: Path, lines: list[bytes]) -> int:
-    """Write whole lines at the end of `path` under its lock; the first one's line number."""
+def _line_id(entry: RawEntry) -> str | None:
+    value = entry.extra.get("id")
+    return value if isinstance(value, str) and value else None
+
+
+def _append_lines(path: Path, lines: list[tuple[str | None, bytes]]) -> list[int]:
+    """Write whole lines at the end of `path` under its lock, leaving out those whose id the
+    file (or an earlier line of the batch) holds; the line numbers written."""
     path.parent.mkdir(parents=True, exist_ok=True)
     created = not path.exists()
     fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | _NOFOLLOW, 0o644)
@@ -194,27 +207,54 @@ def _append_lines(path: Path, lines: list[bytes]) -> int:
             raise ConflictError(f"{path.name} is not a regular file; nothing was appended")
         if fcntl is not None:
             fcntl.flock(fd, fcntl.LOCK_EX)  # the lock vault.atomic's writers take
-        count, last = _count_lines(fd)
+        wanted = any(line_id for line_id, _ in lines)
+        count, last, seen = _scan(fd, wanted)
         if last not in (None, b"\n"):  # a writer died mid-line: the next starts on its own
             os.write(fd, b"\n")
             count += 1
-        for data in lines:
+        numbers = []
+        for line_id, data in lines:
+            if line_id is not None:
+                if line_id in seen:
+                    continue
+                seen.add(line_id)
             os.write(fd, data)  # one write of a whole line, O_APPEND: never interleaved
+            count += 1
+            numbers.append(count)
         os.fsync(fd)
     finally:
         os.close(fd)  # releases the lock
     if created:
         fsync_dir(path.parent)
-    return count + 1
+    return numbers
 
 
-def _count_lines(fd: int) -> tuple[int, bytes | None]:
-    """Newlines in the file and its last byte (None when empty), read through `fd`."""
+def _scan(fd: int, ids: bool) -> tuple[int, bytes | None, set[str]]:
+    """Newlines in the file, its last byte (None when empty) and, when `ids`, the ids its
+    lines hold, read through `fd`."""
     count, last, offset = 0, None, 0
+    seen: set[str] = set()
+    rest = b""
     while chunk := os.pread(fd, 1 << 20, offset):
         count += chunk.count(b"\n")
         last, offset = chunk[-1:], offset + len(chunk)
-    return count, last
+        if ids:
+            *whole, rest = (rest + chunk).split(b"\n")
+            seen.update(i for line in whole if (i := _id_in(line)) is not None)
+            rest = rest if len(rest) <= MAX_LINE_BYTES else b""  # no line of ours is longer
+    if ids and rest:
+        seen.update(i for i in (_id_in(rest),) if i is not None)
+    return count, last, seen
+
+
+def _id_in(line: bytes) -> str | None:
+    if b'"id"' not in line:
+        return None
+    try:
+        value = json.loads(line).get("id")
+    except (ValueError, AttributeError):
+        return None
+    return value if isinstance(value, str) else None
 
 
 def read(
