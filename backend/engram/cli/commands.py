@@ -4,6 +4,7 @@ from engram.cli import (  # noqa: F401
     collections_cmds,
     graph_cmds,
     graph_files_cmds,
+    hook_cmds,
     ledger_cmds,
     mcp_cmds,
     memory_cmds,
