@@ -34,7 +34,9 @@ def test_recall_ranks_by_relevance_importance_and_recency(mem: Engram, clock: An
     assert hits[0].relevance == hits[1].relevance == hits[2].relevance
     scores = [h.score for h in hits]
     assert scores == sorted(scores, reverse=True)
-    assert [h.fact.id for h in mem.recall("espresso", tier_name="structural").results if h.fact] == [
+    assert [
+        h.fact.id for h in mem.recall("espresso", tier_name="structural").results if h.fact
+    ] == [
         important.id,
         old.id,
     ]
@@ -48,7 +50,9 @@ def test_recall_understands_date_phrases(mem: Engram, clock: Any) -> None:
     found = [h.fact.id for h in mem.recall("roaster visit this week").results if h.fact]
     assert found == [second.id]
     assert [h.fact.id for h in mem.recall("roaster last week").results if h.fact] == [first.id]
-    assert [h.fact.id for h in mem.recall("roaster", until="last week").results if h.fact] == [first.id]
+    assert [h.fact.id for h in mem.recall("roaster", until="last week").results if h.fact] == [
+        first.id
+    ]
     assert [h.fact.id for h in mem.recall("roaster before last week").results if h.fact] == []
     since = [h.fact.id for h in mem.recall("roaster", since="2026-03-01").results if h.fact]
     assert sorted(since) == sorted([first.id, second.id])

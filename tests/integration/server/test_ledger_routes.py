@@ -37,6 +37,7 @@ async def test_raw_lines_round_trip_and_observe_is_idempotent(
     assert got == {
         "agent": "bot",
         "appended": 2,
+        "skipped": 0,
         "lines": [{"path": rel, "line": 1}, {"path": rel, "line": 2}],
     }
     stored = [json.loads(x) for x in (tiny_vault / rel).read_text().splitlines()]
