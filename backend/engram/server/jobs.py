@@ -267,6 +267,10 @@ class JobRunner:
                 raise Cancelled
             job.done, job.total = done, total
             calls += 1
+            if phase == "languages" and done >= total:
+                # the notes the writes just added, identified in one go: housekeeping, not
+                # progress on the job's own work (counted, a stream of writes starved it)
+                return
             if phase != "indexing" or calls > 1:  # the indexer's first call follows no commit
                 committed += 1
             if not self._waiting:
