@@ -44,14 +44,14 @@ def test_every_listed_operation_exists_and_every_route_is_served() -> None:
             assert op.route in routes_served, f"{op.name}: {op.route} is not served"
 
 
-def test_each_request_type_is_its_facade_methods_parameters() -> None:
+def test_each_request_type_is_its_facade_methods_parameters(engram: Engram) -> None:
     """Names, order and defaults: a request is a facade call, so they cannot drift apart."""
     for op in OPERATIONS:
         if op.request is None:
             continue
-        local = inspect.signature(getattr(Engram, op.name)).parameters
+        local = inspect.signature(getattr(engram, op.name)).parameters  # bound: no self
         declared = inspect.signature(op.request).parameters
-        named = [p for p, x in local.items() if p != "self" and x.kind != x.VAR_KEYWORD]
+        named = [p for p, x in local.items() if x.kind != x.VAR_KEYWORD]
         assert list(declared) == named, op.name  # **fields: in-process only
         for name, param in declared.items():
             assert local[name].default == param.default, (op.name, name)

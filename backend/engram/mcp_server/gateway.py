@@ -12,6 +12,7 @@ Engram when `engram serve` answers MCP itself, server/mcp.py).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, Protocol, TypeVar
@@ -93,6 +94,14 @@ class Gateway:
     ) -> T:
         """`fn(facade, *args, **kwargs)`, off the event loop, on the facade the calls hold."""
         result: T = await self.calls.call(fn.__name__, args, kwargs)
+        return result
+
+    async def send(self, fn: Callable[Concatenate[Engram, P], T], request: Any, **given: Any) -> T:
+        """`fn` called with a request's fields (service/requests.py), those in `given`
+        replaced: a request type's fields are its facade method's parameters, which
+        tests/unit/test_operations.py holds for every declared operation."""
+        fields = {f.name: getattr(request, f.name) for f in dataclasses.fields(request)}
+        result: T = await self.calls.call(fn.__name__, (), fields | given)
         return result
 
     async def status(self) -> dict[str, Any]:

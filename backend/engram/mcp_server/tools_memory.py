@@ -42,43 +42,15 @@ def compact(item: dict[str, Any]) -> dict[str, Any]:
 
 async def store_fact(gw: Gateway, r: rq.FactAdd, x: args.Nothing) -> str:
     """Store a fact note (through the daemon's writer when it serves this vault)."""
-    fact = await gw.run(
-        Engram.fact_add,
-        r.text,
-        fact_type=r.fact_type,
-        title=r.title,
-        importance=r.importance,
-        confidence=r.confidence,
-        tags=r.tags,
-        entities=r.entities,
-        scope=r.scope,
-        source="mcp",
-        created_by=gw.options.agent,
-        supersedes=r.supersedes,
-        contradicts=r.contradicts,
-        vault=gw.options.vault,
+    fact = await gw.send(
+        Engram.fact_add, r, source="mcp", created_by=gw.options.agent, vault=gw.options.vault
     )
     return fit_json({"stored": compact(codec.encode(fact))}, 20_000)
 
 
 async def recall(gw: Gateway, r: rq.Recall, x: args.Budget) -> str:
     """Facts by relevance × importance × recency."""
-    found = await gw.run(
-        Engram.recall,
-        r.query,
-        r.n,
-        fact_type=r.fact_type,
-        tags=r.tags,
-        scope=r.scope,
-        since=r.since,
-        until=r.until,
-        tier_name=r.tier_name,
-        include_notes=r.include_notes,
-        states=r.states,
-        vault=gw.options.vault,
-        agent=gw.options.agent,
-        literal=r.literal,
-    )
+    found = await gw.send(Engram.recall, r, vault=gw.options.vault, agent=gw.options.agent)
     data: dict[str, Any] = codec.encode(found)
     payload: dict[str, Any] = {"results": [compact(h) for h in data["results"]]}
     if found.window or found.fact_type:  # what was read from q, so the agent can tell
@@ -90,7 +62,7 @@ async def recall(gw: Gateway, r: rq.Recall, x: args.Budget) -> str:
 
 async def get_context(gw: Gateway, r: rq.MemoryContext, x: args.Nothing) -> str:
     """Context within a token budget."""
-    found = await gw.run(Engram.memory_context, r.query, r.profile, r.budget, gw.options.vault)
+    found = await gw.send(Engram.memory_context, r, vault=gw.options.vault)
     head = (
         f"[memory context: profile {found.profile}, {found.used_tokens}/{found.budget} "
         f"tokens, {len(found.items)} items]"
@@ -132,7 +104,7 @@ async def end_session(gw: Gateway, r: args.EndSession, x: args.Nothing) -> str:
 
 async def deep_search(gw: Gateway, r: rq.DeepSearch, x: args.Budget) -> str:
     """Local recall fused with Convex's facts."""
-    found = await gw.run(Engram.deep_search, r.query, r.n, gw.options.vault)
+    found = await gw.send(Engram.deep_search, r, vault=gw.options.vault)
     data: dict[str, Any] = codec.encode(found)
     data["results"] = [compact(h) for h in data["results"]]
     if not data["results"]:

@@ -12,7 +12,8 @@ first one is gone.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec
 
 from engram import codec
 from engram.mcp_server import args
@@ -21,6 +22,11 @@ from engram.mcp_server.output import fit_json
 from engram.mcp_server.schema import Tool
 from engram.service import requests as rq
 from engram.service.engram import Engram
+
+if TYPE_CHECKING:
+    from engram.vault.changes import NoteChange
+
+P = ParamSpec("P")
 
 NOTE = "the note: its path, file name, title, alias or engram://collection/path"
 HASH = (
@@ -52,85 +58,17 @@ def shaped(change: object, max_chars: int) -> str:
     return fit_json(data, max_chars, HINT)
 
 
-async def _collection(gw: Gateway, x: args.InCollection) -> str | None:
-    return await gw.collection(x.collection)
+def change(
+    fn: Callable[Concatenate[Engram, P], NoteChange],
+) -> Callable[[Gateway, Any, args.InCollection], Awaitable[str]]:
+    """The tool running the note write `fn` with the request as sent, in the collection
+    asked for or the vault's."""
 
+    async def handle(gw: Gateway, r: Any, x: args.InCollection) -> str:
+        found = await gw.send(fn, r, collection=await gw.collection(x.collection))
+        return shaped(found, x.max_chars)
 
-async def create(gw: Gateway, r: rq.NoteCreate, x: args.InCollection) -> str:
-    """Create a note (never overwrites)."""
-    change = await gw.run(
-        Engram.note_create,
-        r.path,
-        title=r.title,
-        body=r.body,
-        frontmatter=r.frontmatter,
-        folder=r.folder,
-        dry_run=r.dry_run,
-        collection=await _collection(gw, x),
-    )
-    return shaped(change, x.max_chars)
-
-
-async def edit(gw: Gateway, r: rq.NoteEdit, x: args.InCollection) -> str:
-    """Edit a note's text or properties."""
-    change = await gw.run(
-        Engram.note_edit,
-        r.note,
-        append=r.append,
-        prepend=r.prepend,
-        heading=r.heading,
-        section=r.section,
-        find=r.find,
-        replace=r.replace,
-        regex=r.regex,
-        count=r.count,
-        properties=r.properties,
-        remove_properties=r.remove_properties,
-        expected_hash=r.expected_hash,
-        dry_run=r.dry_run,
-        collection=await _collection(gw, x),
-    )
-    return shaped(change, x.max_chars)
-
-
-async def move(gw: Gateway, r: rq.NoteMove, x: args.InCollection) -> str:
-    """Move or rename a note, rewriting every link to it."""
-    change = await gw.run(
-        Engram.note_move,
-        r.note,
-        r.new_path,
-        expected_hash=r.expected_hash,
-        dry_run=r.dry_run,
-        collection=await _collection(gw, x),
-    )
-    return shaped(change, x.max_chars)
-
-
-async def delete(gw: Gateway, r: rq.NoteDelete, x: args.InCollection) -> str:
-    """Move a note to the vault's .trash/."""
-    change = await gw.run(
-        Engram.note_delete,
-        r.note,
-        expected_hash=r.expected_hash,
-        dry_run=r.dry_run,
-        collection=await _collection(gw, x),
-    )
-    return shaped(change, x.max_chars)
-
-
-async def link(gw: Gateway, r: rq.NoteLink, x: args.InCollection) -> str:
-    """Add a [[link]] to another note in a section."""
-    change = await gw.run(
-        Engram.note_link,
-        r.source,
-        r.target,
-        section=r.section,
-        display=r.display,
-        expected_hash=r.expected_hash,
-        dry_run=r.dry_run,
-        collection=await _collection(gw, x),
-    )
-    return shaped(change, x.max_chars)
+    return handle
 
 
 RETURNS = (
@@ -146,7 +84,7 @@ TOOLS: tuple[Tool[Any, Any], ...] = (
         "frontmatter properties. Never overwrites an existing file. " + RETURNS,
         rq.NoteCreate,
         args.InCollection,
-        create,
+        change(Engram.note_create),
         docs={"path": "vault path, e.g. Projects/Launch.md (or give title)"},
         read_only=False,
         idempotent=True,  # never overwrites: a repeat finds the note there and changes nothing
@@ -160,7 +98,7 @@ TOOLS: tuple[Tool[Any, Any], ...] = (
         "pass its hash as expectedHash. " + RETURNS,
         rq.NoteEdit,
         args.InCollection,
-        edit,
+        change(Engram.note_edit),
         docs={
             **DOCS,
             "heading": "a heading: append, prepend and section act under it",
@@ -177,7 +115,7 @@ TOOLS: tuple[Tool[Any, Any], ...] = (
         "change together or none does. Preview with dryRun. " + RETURNS,
         rq.NoteMove,
         args.InCollection,
-        move,
+        change(Engram.note_move),
         docs={**DOCS, "to": "the new vault path (a folder ending in / keeps the name)"},
         read_only=False,
         destructive=True,  # the old path disappears and other notes are rewritten
@@ -189,7 +127,7 @@ TOOLS: tuple[Tool[Any, Any], ...] = (
         "hard delete); lists the links that now point nowhere. " + RETURNS,
         rq.NoteDelete,
         args.InCollection,
-        delete,
+        change(Engram.note_delete),
         docs=DOCS,
         read_only=False,
         destructive=True,  # recoverable from .trash/, but the note leaves the vault
@@ -201,7 +139,7 @@ TOOLS: tuple[Tool[Any, Any], ...] = (
         "happens if the section already links there). " + RETURNS,
         rq.NoteLink,
         args.InCollection,
-        link,
+        change(Engram.note_link),
         docs={**DOCS, "path": "the note that gets the link: " + NOTE},
         read_only=False,
         idempotent=True,  # a section that already links to the target is left alone

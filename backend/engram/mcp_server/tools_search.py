@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+import dataclasses
+from typing import Any, TypeVar
 
 from engram import codec
 from engram.mcp_server import args
@@ -12,6 +13,7 @@ from engram.mcp_server.schema import Tool
 from engram.service import requests as rq
 from engram.service.engram import Engram
 
+T = TypeVar("T")
 NO_MATCH = "no matches: try other words, the query tool (hybrid), or fewer filters"
 SYNTAX = (
     'What to look for: words rank by relevance; "exact phrase" is required; -word excludes; '
@@ -44,52 +46,34 @@ def results(data: dict[str, Any], max_chars: int, explain: bool = False) -> str:
 
 async def search(gw: Gateway, r: rq.Search, x: args.Budget) -> str:
     """Keyword search."""
-    found = await gw.run(Engram.search, r.query, r.n, r.collections, r.min_score, r.full, r.filters)
+    found = await gw.send(Engram.search, r)
     return results({"results": codec.encode(found)}, x.max_chars)
 
 
 async def vsearch(gw: Gateway, r: rq.VSearch, x: args.Budget) -> str:
     """Semantic search."""
-    found = await gw.run(
-        Engram.vsearch,
-        r.query,
-        r.n,
-        r.collections,
-        r.min_score,
-        r.full,
-        r.filters,
-        chunks=r.chunks,
-    )
+    found = await gw.send(Engram.vsearch, r)
     return results({"results": codec.encode(found)}, x.max_chars)
 
 
 async def query(gw: Gateway, r: rq.Query, x: args.Mode) -> str:
     """Hybrid search, or keyword or semantic alone."""
     if x.mode == "keyword":
-        return await search(gw, r, x)
+        return await search(gw, _as(rq.Search, r), x)
     if x.mode == "semantic":
-        return await vsearch(gw, r, x)
-    run = await gw.run(
-        Engram.query_run,
-        r.query,
-        r.n,
-        r.collections,
-        r.min_score,
-        r.full,
-        r.filters,
-        chunks=r.chunks,
-        expand=r.expand,
-        rerank=r.rerank,
-        candidate_limit=r.candidate_limit,
-        explain=r.explain,
-        min_similarity=r.min_similarity,
-    )
+        return await vsearch(gw, _as(rq.VSearch, r), x)
+    run = await gw.send(Engram.query_run, r)
     return results(codec.encode(run), x.max_chars, r.explain)
+
+
+def _as(kind: type[T], r: rq.Search) -> T:
+    """A query's request as one of the requests it extends (search, vsearch)."""
+    return kind(**{f.name: getattr(r, f.name) for f in dataclasses.fields(kind)})  # type: ignore[arg-type]
 
 
 async def get(gw: Gateway, r: rq.Get, x: args.Budget) -> str:
     """One document."""
-    doc = await gw.run(Engram.get, r.ref, from_line=r.from_line, max_lines=r.max_lines)
+    doc = await gw.send(Engram.get, r)
     return render_document(codec.encode(doc), x.max_chars)
 
 

@@ -1,100 +1,90 @@
 """The local Engram: every operation run in this process.
 
 Domain services are composed here, each given what it needs; the operations a face calls stay
-one flat set of methods (service/operations.py lists them), each a one-line hand-over to the
-service that owns it. `Engram` is the core (settings, the index, the clock) and holds every
-part; no part inherits another.
+one flat set of methods (service/operations.py lists them), most of them one `Handover` line
+naming the service that owns it. `Engram` is the core (settings, the index, the clock) and
+holds every part; no part inherits another.
 """
 
 from __future__ import annotations
 
 import logging
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, TypeVar, overload
 
-from engram.search.fusion import CANDIDATE_LIMIT
 from engram.service.core import Core
 from engram.service.names import Named, as_link, find_named
-from engram.service.retrieval import DEFAULT_MAX_BYTES, RetrievalService
-from engram.vault.names import DEFAULT_SECTION
+from engram.service.retrieval import RetrievalService
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-    from pathlib import Path
+    from collections.abc import Callable, Iterable, Sequence
 
     from engram.config import Settings
-    from engram.graph.results import (
-        Neighborhood,
-        NoteLinks,
-        NotePath,
-        NoteRef,
-        Ranking,
-        Theme,
-        UnresolvedLink,
-    )
     from engram.index import embed as embedding
     from engram.index import indexer
-    from engram.index.languages import LanguageReport
-    from engram.memory import wake as wk
-    from engram.memory.archive import Move
-    from engram.memory.ledger_raw import AppendResult
     from engram.memory.model import Fact
-    from engram.memory.neighbours import Neighbours
-    from engram.memory.observe import ObserveResult
     from engram.memory.results import (
-        ContextResult,
-        DailyResult,
-        LifecycleChange,
-        RecallResult,
-        SessionEnd,
         SupersedeResult,
-        VaultInfo,
-        WakeResult,
     )
-    from engram.models.protocols import Embedder, Generator, GGUFInfo, Reranker
-    from engram.search.query import ParsedQuery
-    from engram.search.results import Document, QueryRun, SearchResult
-    from engram.search.vector import VectorHit
+    from engram.models.protocols import Embedder, Generator, Reranker
+    from engram.search.results import Document, SearchResult
     from engram.secrets import KeyringLike
     from engram.service.collections import (
-        CollectionInfo,
         CollectionsService,
-        ContextEntry,
-        Listing,
     )
-    from engram.service.core import Check
-    from engram.service.deep import DeepSearchResult, DeepSearchService
+    from engram.service.deep import DeepSearchService
     from engram.service.graph import GraphService
     from engram.service.graph_files import (
-        ColourPlan,
-        GraphExport,
         GraphFiles,
-        TypedNeighborhood,
     )
     from engram.service.hybrid import HybridService
     from engram.service.ledger import LedgerService
     from engram.service.live import LiveService
-    from engram.service.memory import MemoryService, VaultCtx
+    from engram.service.memory import MemoryService
     from engram.service.memory_recall import RecallService
     from engram.service.memory_write import FactWriter
-    from engram.service.model_health import ModelHealthService, ModelState
+    from engram.service.model_health import ModelHealthService
     from engram.service.notes import NoteWriter
     from engram.service.notes_base import NoteAccess
     from engram.service.notes_move import NoteMover
-    from engram.service.panel import NotePanel, PanelService
-    from engram.service.rebuild import Progress, RebuildReport, RebuildService
-    from engram.service.reflect import ReflectResult, ReflectService
-    from engram.service.semantic import EmbeddingState, ModelsList, SemanticService
-    from engram.service.sync import SyncCheck, SyncService, SyncSetup, SyncStatus
+    from engram.service.panel import PanelService
+    from engram.service.rebuild import RebuildService
+    from engram.service.reflect import ReflectService
+    from engram.service.semantic import SemanticService
+    from engram.service.sync import SyncService
     from engram.service.tags import TagList
-    from engram.service.upkeep import BenchReport, CleanupReport, Status, UpkeepService
+    from engram.service.upkeep import UpkeepService
     from engram.store.filters import Filters
-    from engram.store.search import FtsHit
     from engram.sync.client import Backoff
-    from engram.sync.engine import SyncEngine, SyncReport
-    from engram.vault.changes import NoteChange
 
 log = logging.getLogger(__name__)
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+class Handover(Generic[P, R]):
+    """A facade method that is a part's method, written once as the way to it:
+    `search = Handover(lambda e: e._retrieval.search)`. The type checker gives it the part
+    method's signature; on an Engram it is the part's bound method (signature and docstring
+    included); on the class it calls that method of the Engram it is given, under its
+    facade name (`gw.run(Engram.search, ...)`)."""
+
+    def __init__(self, way: Callable[[Engram], Callable[P, R]]) -> None:
+        self._way = way
+        self.__name__ = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.__name__ = name
+
+    @overload
+    def __get__(self, obj: None, owner: type) -> Callable[Concatenate[Engram, P], R]: ...
+    @overload
+    def __get__(self, obj: Engram, owner: type) -> Callable[P, R]: ...
+    def __get__(self, obj: Engram | None, owner: type) -> Any:
+        return self if obj is None else self._way(obj)
+
+    def __call__(self, engram: Engram, *args: P.args, **kwargs: P.kwargs) -> R:
+        return self._way(engram)(*args, **kwargs)
 
 
 class Engram(Core):
@@ -292,15 +282,7 @@ class Engram(Core):
 
     # -- indexing, keyword search and documents (service/retrieval.py) ---------------------
 
-    def update(
-        self,
-        collections: Iterable[str] = (),
-        progress: indexer.Progress | None = None,
-        only_paths: dict[str, set[str]] | None = None,
-        force: bool = False,
-    ) -> indexer.UpdateReport:
-        """Re-index the collections (all by default) incrementally."""
-        return self._retrieval.update(collections, progress, only_paths, force)
+    update = Handover(lambda e: e._retrieval.update)
 
     def _update_written(
         self,
@@ -327,38 +309,9 @@ class Engram(Core):
         later, so a process that does not call this embeds them before the write returns."""
         self._defer_generated = True
 
-    def parse(
-        self, query: str, collections: Iterable[str] = (), filters: Filters | None = None
-    ) -> ParsedQuery:
-        """Parse a query and merge flag filters; unknown collections are an error."""
-        return self._retrieval.parse(query, collections, filters)
-
-    def search(
-        self,
-        query: str,
-        n: int | None = 10,
-        collections: Iterable[str] = (),
-        min_score: float = 0.0,
-        full: bool = False,
-        filters: Filters | None = None,
-        with_snippets: bool = True,
-    ) -> list[SearchResult]:
-        """BM25 search: documents ranked by keyword relevance, best passage highlighted."""
-        return self._retrieval.search(
-            query, n, collections, min_score, full, filters, with_snippets
-        )
-
-    def result_from_hit(
-        self,
-        conn: Any,
-        hit: FtsHit,
-        q: ParsedQuery,
-        score: float,
-        full: bool = False,
-        with_snippet: bool = True,
-    ) -> SearchResult:
-        """A SearchResult for a matched document: snippet, line, context."""
-        return self._retrieval.result_from_hit(conn, hit, q, score, full, with_snippet)
+    parse = Handover(lambda e: e._retrieval.parse)
+    search = Handover(lambda e: e._retrieval.search)
+    result_from_hit = Handover(lambda e: e._retrieval.result_from_hit)
 
     def get(self, ref: str, from_line: int | None = None, max_lines: int | None = None) -> Document:
         """One document by path, engram:// URI, #docid, title, alias or `[[link]]` (its
@@ -375,40 +328,16 @@ class Engram(Core):
         order = sorted(names, key=lambda n: n != first)  # stable: the rest as configured
         return find_named(text, order, lambda c: self.graph.vault_graph(c)[1].finder)
 
-    def multi_get(
-        self, spec: str, max_bytes: int = DEFAULT_MAX_BYTES, max_lines: int | None = None
-    ) -> list[Document]:
-        """Several documents: a glob, or a comma-separated list of paths, #docids, titles,
-        aliases or `[[links]]`."""
-        return self._retrieval.multi_get(spec, max_bytes, max_lines)
+    multi_get = Handover(lambda e: e._retrieval.multi_get)
 
     # -- models, embeddings and vector search (service/semantic.py) ------------------------
 
-    def embedder(self) -> Embedder:
-        """The configured embedding model, loaded once per process."""
-        return self._semantic.embedder()
-
-    def model_spec(self, role: str) -> str | None:
-        """The configured spec of a model role (embed, rerank, generate)."""
-        return self._semantic.model_spec(role)
-
-    def model_path(self, role: str) -> Path:
-        """The local file of a role's model, or UnavailableError saying how to get it."""
-        return self._semantic.model_path(role)
-
-    def models_list(self) -> ModelsList:
-        """Each role's configured model and whether it is on disk, plus every cached model."""
-        return self._semantic.models_list()
-
-    def models_pull(
-        self, spec: str | None = None, progress: Callable[[str], None] | None = None
-    ) -> GGUFInfo:
-        """Download (and convert) a model: a spec, or the embedding model by default."""
-        return self._semantic.models_pull(spec, progress)
-
-    def models_info(self, spec: str) -> GGUFInfo:
-        """What a GGUF says about itself (a path, a spec, or a role name)."""
-        return self._semantic.models_info(spec)
+    embedder = Handover(lambda e: e._semantic.embedder)
+    model_spec = Handover(lambda e: e._semantic.model_spec)
+    model_path = Handover(lambda e: e._semantic.model_path)
+    models_list = Handover(lambda e: e._semantic.models_list)
+    models_pull = Handover(lambda e: e._semantic.models_pull)
+    models_info = Handover(lambda e: e._semantic.models_info)
 
     def embed(
         self,
@@ -420,157 +349,26 @@ class Engram(Core):
         """Chunk and embed what has no vector yet (all with `force`)."""
         return self._semantic.embed(collections, force, progress, say)
 
-    def prepare_default_embedder(self, say: Callable[[str], None] | None = None) -> None:
-        """Pull a built-in embedding model (default."""
-        self._semantic.prepare_default_embedder(say)
+    prepare_default_embedder = Handover(lambda e: e._semantic.prepare_default_embedder)
 
-    def embed_if_available(
-        self, collections: Iterable[str] = (), progress: embedding.Progress | None = None
-    ) -> embedding.EmbedReport | None:
-        """Embed what changed when an embedding model and sqlite-vec are there."""
-        return self._semantic.embed_if_available(collections, progress)
-
-    def vsearch(
-        self,
-        query: str,
-        n: int | None = 10,
-        collections: Iterable[str] = (),
-        min_score: float = 0.0,
-        full: bool = False,
-        filters: Filters | None = None,
-        with_snippets: bool = True,
-        chunks: bool = False,
-    ) -> list[SearchResult]:
-        """Vector search: documents whose passages are closest in meaning to the query."""
-        return self._semantic.vsearch(
-            query, n, collections, min_score, full, filters, with_snippets, chunks
-        )
-
-    def result_from_vector_hit(
-        self,
-        conn: Any,
-        hit: VectorHit,
-        q: ParsedQuery,
-        full: bool = False,
-        with_snippet: bool = True,
-        chunks: bool = False,
-    ) -> SearchResult:
-        """A SearchResult for a document found by meaning: best passage, line, context."""
-        return self._semantic.result_from_vector_hit(conn, hit, q, full, with_snippet, chunks)
-
-    def related_notes(self, collection: str, path: str, n: int = 5) -> list[SearchResult]:
-        """Notes closest in meaning to a note (the mean of its passage vectors); no model call."""
-        return self._semantic.related_notes(collection, path, n)
-
-    def embedding_state(self) -> EmbeddingState:
-        """Which model the stored vectors belong to, and how much is embedded."""
-        return self._semantic.embedding_state()
+    embed_if_available = Handover(lambda e: e._semantic.embed_if_available)
+    vsearch = Handover(lambda e: e._semantic.vsearch)
+    result_from_vector_hit = Handover(lambda e: e._semantic.result_from_vector_hit)
+    related_notes = Handover(lambda e: e._semantic.related_notes)
+    embedding_state = Handover(lambda e: e._semantic.embedding_state)
 
     # -- memory: vaults and reading facts (service/memory.py) -------------------------------
 
-    def init_vault(
-        self,
-        path: str,
-        name: str | None = None,
-        facts_root: str | None = None,
-        config_dir: str | None = None,
-        index: bool = True,
-        template: bool = True,
-    ) -> VaultInfo:
-        """Register a folder as the default vault."""
-        return self.memory.init_vault(path, name, facts_root, config_dir, index, template)
-
-    def fact_get(self, ref: str, vault: str | None = None) -> Fact:
-        """One fact by id (or unique id prefix, file name, vault path), as its note says now."""
-        return self.memory.fact_get(ref, vault)
-
-    def fact_list(
-        self,
-        fact_type: str | None = None,
-        tag: str | None = None,
-        scope: str | None = None,
-        states: tuple[str, ...] = ("active", "dormant"),
-        tier_name: str | None = None,
-        limit: int | None = 50,
-        vault: str | None = None,
-        order: str = "created",
-    ) -> list[Fact]:
-        """Facts, newest first (or by importance), filtered by type, tag, scope, state, tier."""
-        return self.memory.fact_list(fact_type, tag, scope, states, tier_name, limit, vault, order)
-
-    def recent_facts(
-        self, limit: int = 20, fact_type: str | None = None, vault: str | None = None
-    ) -> list[Fact]:
-        """The newest live facts (for the plugin's panel and agents)."""
-        return self.memory.recent_facts(limit, fact_type, vault)
+    init_vault = Handover(lambda e: e.memory.init_vault)
+    fact_get = Handover(lambda e: e.memory.fact_get)
+    fact_list = Handover(lambda e: e.memory.fact_list)
+    recent_facts = Handover(lambda e: e.memory.recent_facts)
 
     # -- memory: writing facts (service/memory_write.py) ----------------------------------
 
-    def fact_add(
-        self,
-        text: str,
-        fact_type: str | None = None,
-        title: str | None = None,
-        importance: float | None = None,
-        confidence: float | None = None,
-        tags: Iterable[str] = (),
-        entities: Iterable[str] = (),
-        scope: str | None = None,
-        source: str | None = None,
-        created_by: str | None = None,
-        supersedes: str | None = None,
-        contradicts: Iterable[str] = (),
-        vault: str | None = None,
-    ) -> Fact:
-        """Store a fact as a new note (type and importance inferred when not given)."""
-        return self._fact_writer.fact_add(
-            text,
-            fact_type,
-            title,
-            importance,
-            confidence,
-            tags,
-            entities,
-            scope,
-            source,
-            created_by,
-            supersedes,
-            contradicts,
-            vault,
-        )
-
-    def fact_update(
-        self,
-        ref: str,
-        text: str | None = None,
-        title: str | None = None,
-        fact_type: str | None = None,
-        importance: float | None = None,
-        confidence: float | None = None,
-        tags: Iterable[str] | None = None,
-        entities: Iterable[str] | None = None,
-        scope: str | None = None,
-        lifecycle: str | None = None,
-        vault: str | None = None,
-    ) -> Fact:
-        """Change a fact's note: only the named fields; a type change moves it to its folder."""
-        return self._fact_writer.fact_update(
-            ref,
-            text,
-            title,
-            fact_type,
-            importance,
-            confidence,
-            tags,
-            entities,
-            scope,
-            lifecycle,
-            vault,
-        )
-
-    def fact_archive(self, ref: str, prune: bool = False, vault: str | None = None) -> Fact:
-        """Archive a fact (it stays where it is); `prune` also moves it to the archive folder."""
-        return self._fact_writer.fact_archive(ref, prune, vault)
+    fact_add = Handover(lambda e: e._fact_writer.fact_add)
+    fact_update = Handover(lambda e: e._fact_writer.fact_update)
+    fact_archive = Handover(lambda e: e._fact_writer.fact_archive)
 
     def fact_supersede(
         self,
@@ -589,104 +387,23 @@ class Engram(Core):
         """A fact from a selection of a note (a new fact citing it)."""
         return self._fact_writer.fact_from_note(path, selection, vault, **fields)
 
-    def fact_sweep(self, dry_run: bool = False, vault: str | None = None) -> list[LifecycleChange]:
-        """Move idle facts active → dormant → archived (and recalled ones back to active)."""
-        return self._fact_writer.fact_sweep(dry_run, vault)
+    fact_sweep = Handover(lambda e: e._fact_writer.fact_sweep)
 
     # -- memory: recall, context, daily notes, wake (service/memory_recall.py) -------------
 
-    def fact_relevance(
-        self, v: VaultCtx, query: str, n: int, doc_ids: Sequence[int]
-    ) -> dict[int, tuple[float, str]]:
-        """Hybrid (keyword + vector, fused) relevance of fact documents."""
-        return self._recall.fact_relevance(v, query, n, doc_ids)
-
-    def neighbours_for(self, v: VaultCtx) -> Neighbours:
-        """Neighbours over the resolved link graph."""
-        return self._recall.neighbours_for(v)
-
-    def recall(
-        self,
-        query: str = "",
-        n: int = 10,
-        fact_type: str | None = None,
-        tags: Iterable[str] = (),
-        scope: str | None = None,
-        since: str | None = None,
-        until: str | None = None,
-        tier_name: str | None = None,
-        include_notes: bool = False,
-        states: tuple[str, ...] | None = None,
-        vault: str | None = None,
-        agent: str | None = None,
-        literal: bool = False,
-    ) -> RecallResult:
-        """Facts ranked by relevance × importance × recency (docs/memory.md has the formula);
-        the query's time words are a date window, its question a fact type (unless literal)."""
-        return self._recall.recall(
-            query,
-            n,
-            fact_type,
-            tags,
-            scope,
-            since,
-            until,
-            tier_name,
-            include_notes,
-            states,
-            vault,
-            agent,
-            literal,
-        )
-
-    def memory_context(
-        self,
-        query: str | None = None,
-        profile: str = "default",
-        budget: int = 4000,
-        vault: str | None = None,
-        neighbours: Neighbours | None = None,
-    ) -> ContextResult:
-        """Context for an agent: facts by tier."""
-        return self._recall.memory_context(query, profile, budget, vault, neighbours)
-
-    def daily(self, day: str | None = None, vault: str | None = None) -> DailyResult:
-        """Regenerate a day's note (today by default; a date or phrase like yesterday)."""
-        return self._recall.daily(day, vault)
-
-    def checkpoint(
-        self,
-        working_on: str,
-        focus: str | None = None,
-        blocked: str | None = None,
-        urgent: bool = False,
-        vault: str | None = None,
-    ) -> wk.Checkpoint:
-        """Save what the agent is doing and raise the dirty-exit flag."""
-        return self._recall.checkpoint(working_on, focus, blocked, urgent, vault)
-
-    def wake(self, vault: str | None = None) -> WakeResult:
-        """Bootstrap context: dirty exit?."""
-        return self._recall.wake(vault)
-
-    def end_session(
-        self,
-        summary: str | None = None,
-        created_by: str | None = None,
-        vault: str | None = None,
-    ) -> SessionEnd:
-        """Clear the dirty-exit flag; with a summary, store it as a handoff fact first."""
-        return self._recall.end_session(summary, created_by, vault)
+    fact_relevance = Handover(lambda e: e._recall.fact_relevance)
+    neighbours_for = Handover(lambda e: e._recall.neighbours_for)
+    recall = Handover(lambda e: e._recall.recall)
+    memory_context = Handover(lambda e: e._recall.memory_context)
+    daily = Handover(lambda e: e._recall.daily)
+    checkpoint = Handover(lambda e: e._recall.checkpoint)
+    wake = Handover(lambda e: e._recall.wake)
+    end_session = Handover(lambda e: e._recall.end_session)
 
     # -- hybrid query (service/hybrid.py) ---------------------------------------------------
 
-    def reranker(self) -> Reranker:
-        """The configured reranker, loaded once per process."""
-        return self._hybrid.reranker()
-
-    def generator(self) -> Generator:
-        """The configured query-expansion model, loaded once per process."""
-        return self._hybrid.generator()
+    reranker = Handover(lambda e: e._hybrid.reranker)
+    generator = Handover(lambda e: e._hybrid.generator)
 
     def query(
         self,
@@ -704,106 +421,30 @@ class Engram(Core):
             query, n, collections, min_score, full, filters, with_snippets, **options
         )
 
-    def query_run(
-        self,
-        query: str,
-        n: int | None = 10,
-        collections: Iterable[str] = (),
-        min_score: float = 0.0,
-        full: bool = False,
-        filters: Filters | None = None,
-        with_snippets: bool = True,
-        chunks: bool = False,
-        expand: bool = True,
-        rerank: bool = True,
-        candidate_limit: int = CANDIDATE_LIMIT,
-        explain: bool = False,
-        min_similarity: float | None = None,
-    ) -> QueryRun:
-        """Expansion + BM25 + vectors, fused by RRF, reranked, blended (each if available)."""
-        return self._hybrid.query_run(
-            query,
-            n,
-            collections,
-            min_score,
-            full,
-            filters,
-            with_snippets,
-            chunks,
-            expand,
-            rerank,
-            candidate_limit,
-            explain,
-            min_similarity,
-        )
+    query_run = Handover(lambda e: e._hybrid.query_run)
 
     # -- collections and contexts (service/collections.py) ---------------------------------
 
-    def collection_add(
-        self,
-        path: str,
-        name: str | None = None,
-        mask: str | None = None,
-        ignore: tuple[str, ...] = (),
-    ) -> CollectionInfo:
-        """Register a folder as a collection (not yet indexed: call update)."""
-        return self._collections.collection_add(path, name, mask, ignore)
+    collection_add = Handover(lambda e: e._collections.collection_add)
+    collection_list = Handover(lambda e: e._collections.collection_list)
+    collection_show = Handover(lambda e: e._collections.collection_show)
+    collection_remove = Handover(lambda e: e._collections.collection_remove)
 
-    def collection_list(self) -> list[CollectionInfo]:
-        """Every collection with its document count."""
-        return self._collections.collection_list()
+    collection_rename = Handover(lambda e: e._collections.collection_rename)
 
-    def collection_show(self, name: str) -> CollectionInfo:
-        """One collection's settings, contexts and counts."""
-        return self._collections.collection_show(name)
+    ls = Handover(lambda e: e._collections.ls)
+    context_add = Handover(lambda e: e._collections.context_add)
+    context_list = Handover(lambda e: e._collections.context_list)
 
-    def collection_remove(self, name: str) -> int:
-        """Forget a collection and drop its documents from the index; return how many."""
-        return self._collections.collection_remove(name)
-
-    def collection_rename(self, old: str, new: str) -> None:
-        """Rename a collection in the config and the index."""
-        self._collections.collection_rename(old, new)
-
-    def ls(self, target: str | None = None) -> Listing:
-        """Collections, or the indexed files under `collection[/path]`."""
-        return self._collections.ls(target)
-
-    def context_add(self, target: str, text: str) -> ContextEntry:
-        """Attach a description to everything under a target (a path, engram:// URI or /)."""
-        return self._collections.context_add(target, text)
-
-    def context_list(self) -> list[ContextEntry]:
-        """Every context, global first."""
-        return self._collections.context_list()
-
-    def context_rm(self, target: str) -> None:
-        """Remove the context set on a target."""
-        self._collections.context_rm(target)
+    context_rm = Handover(lambda e: e._collections.context_rm)
 
     # -- what the daemon needs: its vault, safe note paths, changed files (service/live.py) --
 
-    def vault_collection(self, folder: str | Path) -> str:
-        """The collection rooted at `folder`; added (named after the folder) when there is none."""
-        return self._live.vault_collection(folder)
-
-    def note_path(self, collection: str, path: str) -> str:
-        """A collection-relative note path, normalized; anything leaving the folder is refused."""
-        return self._live.note_path(collection, path)
-
-    def note_title(self, collection: str, rel: str) -> str:
-        """A note's title as the index has it, else its file name."""
-        return self._live.note_title(collection, rel)
-
-    def update_changed(
-        self, collection: str, rels: Iterable[str], progress: indexer.Progress | None = None
-    ) -> indexer.UpdateReport:
-        """Index what changed at these paths (the watcher's and the plugin's reindex call)."""
-        return self._live.update_changed(collection, rels, progress)
-
-    def expand_changes(self, collection: str, rels: Iterable[str]) -> set[str]:
-        """The vault files to look at again for changed paths (a folder: what it holds)."""
-        return self._live.expand_changes(collection, rels)
+    vault_collection = Handover(lambda e: e._live.vault_collection)
+    note_path = Handover(lambda e: e._live.note_path)
+    note_title = Handover(lambda e: e._live.note_title)
+    update_changed = Handover(lambda e: e._live.update_changed)
+    expand_changes = Handover(lambda e: e._live.expand_changes)
 
     # -- Convex sync (service/sync.py) -----------------------------------------------------
 
@@ -825,62 +466,19 @@ class Engram(Core):
     def sync_backoff(self, backoff: Backoff) -> None:
         self._sync.sync_backoff = backoff
 
-    def sync_configured(self, vault: str | None = None) -> bool:
-        """True when the vault's facts sync with Convex."""
-        return self._sync.sync_configured(vault)
-
-    def sync_init(
-        self,
-        url: str,
-        token: str,
-        auth: str | None = None,
-        device: str | None = None,
-        interval: int | None = None,
-        vault: str | None = None,
-        check: bool = True,
-    ) -> SyncSetup:
-        """Point a vault at a Convex deployment and keep its credentials (checked first)."""
-        return self._sync.sync_init(url, token, auth, device, interval, vault, check)
-
-    def sync_engine(
-        self,
-        vault: str | None = None,
-        run_local: Callable[..., Awaitable[Any]] | None = None,
-    ) -> SyncEngine:
-        """A sync run for a vault; `run_local` runs its index and note work."""
-        return self._sync.sync_engine(vault, run_local)
-
-    def sync_now(
-        self, vault: str | None = None, push: bool = True, pull: bool = True
-    ) -> SyncReport:
-        """Push the outbox and pull Convex's changes now (blocking)."""
-        return self._sync.sync_now(vault, push, pull)
-
-    def sync_status(self, vault: str | None = None) -> SyncStatus:
-        """Configured?, pending ops, parked errors, conflicts, last sync and last error."""
-        return self._sync.sync_status(vault)
-
-    def sync_pending(self, vault: str | None = None) -> int:
-        """How many ops wait to be sent (0 when sync is not configured)."""
-        return self._sync.sync_pending(vault)
-
-    def sync_check(self, vault: str | None = None) -> SyncCheck:
-        """Compare every fact note with Convex, changing nothing."""
-        return self._sync.sync_check(vault)
-
-    def cloud_search(self, query: str, n: int = 10, vault: str | None = None) -> list[Any]:
-        """Live facts in Convex matching `query`, best first (deep search's cloud half)."""
-        return self._sync.cloud_search(query, n, vault)
+    sync_configured = Handover(lambda e: e._sync.sync_configured)
+    sync_init = Handover(lambda e: e._sync.sync_init)
+    sync_engine = Handover(lambda e: e._sync.sync_engine)
+    sync_now = Handover(lambda e: e._sync.sync_now)
+    sync_status = Handover(lambda e: e._sync.sync_status)
+    sync_pending = Handover(lambda e: e._sync.sync_pending)
+    sync_check = Handover(lambda e: e._sync.sync_check)
+    cloud_search = Handover(lambda e: e._sync.cloud_search)
 
     # -- the note panel (service/panel.py) and deep search (service/deep.py) ----------------
 
-    def note_panel(self, collection: str, rel: str) -> NotePanel:
-        """What the fact panel shows for a note (properties, fact, backlinks, related, coverage)."""
-        return self._panel.note_panel(collection, rel)
-
-    def deep_search(self, query: str, n: int = 10, vault: str | None = None) -> DeepSearchResult:
-        """Facts and notes by local recall, fused with Convex's facts when sync is configured."""
-        return self._deep.deep_search(query, n, vault)
+    note_panel = Handover(lambda e: e._panel.note_panel)
+    deep_search = Handover(lambda e: e._deep.deep_search)
 
     def vault_name(self, vault: str | None = None) -> str:
         """The collection of the vault memory calls act on (a name, a folder, or the default)."""
@@ -888,171 +486,30 @@ class Engram(Core):
 
     # -- writing notes (service/notes.py, service/notes_move.py) ---------------------------
 
-    def note_create(
-        self,
-        path: str | None = None,
-        *,
-        title: str | None = None,
-        body: str = "",
-        frontmatter: Mapping[str, Any] | None = None,
-        folder: str | None = None,
-        dry_run: bool = False,
-        collection: str | None = None,
-    ) -> NoteChange:
-        """Create a note; an existing file is never overwritten."""
-        return self._note_writer.note_create(
-            path,
-            title=title,
-            body=body,
-            frontmatter=frontmatter,
-            folder=folder,
-            dry_run=dry_run,
-            collection=collection,
-        )
-
-    def note_edit(
-        self,
-        note: str,
-        *,
-        append: str | None = None,
-        prepend: str | None = None,
-        heading: str | None = None,
-        section: str | None = None,
-        find: str | None = None,
-        replace: str | None = None,
-        regex: bool = False,
-        count: int = 0,
-        properties: Mapping[str, Any] | None = None,
-        remove_properties: Iterable[str] = (),
-        expected_hash: str | None = None,
-        dry_run: bool = False,
-        collection: str | None = None,
-    ) -> NoteChange:
-        """Edit a note: properties, find/replace, a section, prepend/append (service/notes.py)."""
-        return self._note_writer.note_edit(
-            note,
-            append=append,
-            prepend=prepend,
-            heading=heading,
-            section=section,
-            find=find,
-            replace=replace,
-            regex=regex,
-            count=count,
-            properties=properties,
-            remove_properties=remove_properties,
-            expected_hash=expected_hash,
-            dry_run=dry_run,
-            collection=collection,
-        )
-
-    def note_link(
-        self,
-        source: str,
-        target: str,
-        *,
-        section: str = DEFAULT_SECTION,
-        display: str | None = None,
-        expected_hash: str | None = None,
-        dry_run: bool = False,
-        collection: str | None = None,
-    ) -> NoteChange:
-        """Add `- [[target]]` at the end of `section` in `source`, unless it links there already."""
-        return self._note_writer.note_link(
-            source,
-            target,
-            section=section,
-            display=display,
-            expected_hash=expected_hash,
-            dry_run=dry_run,
-            collection=collection,
-        )
-
-    def note_delete(
-        self,
-        note: str,
-        *,
-        expected_hash: str | None = None,
-        dry_run: bool = False,
-        collection: str | None = None,
-    ) -> NoteChange:
-        """Move a note to the vault's `.trash/` folder, as Obsidian does."""
-        return self._note_writer.note_delete(
-            note, expected_hash=expected_hash, dry_run=dry_run, collection=collection
-        )
-
-    def note_move(
-        self,
-        note: str,
-        new_path: str,
-        *,
-        expected_hash: str | None = None,
-        dry_run: bool = False,
-        collection: str | None = None,
-    ) -> NoteChange:
-        """Move or rename a note and rewrite every link to it, all at once."""
-        return self._note_mover.note_move(
-            note, new_path, expected_hash=expected_hash, dry_run=dry_run, collection=collection
-        )
+    note_create = Handover(lambda e: e._note_writer.note_create)
+    note_edit = Handover(lambda e: e._note_writer.note_edit)
+    note_link = Handover(lambda e: e._note_writer.note_link)
+    note_delete = Handover(lambda e: e._note_writer.note_delete)
+    note_move = Handover(lambda e: e._note_mover.note_move)
 
     # -- model health (service/model_health.py) ---------------------------------------------
 
-    def query_stages(self) -> dict[str, str]:
-        """What `engram query` would run now: "on ..." or "off (why)" per stage."""
-        return self._model_health.query_stages()
-
-    def model_status(self) -> dict[str, ModelState]:
-        """Each role's model for the status bar: spec, id and loaded / available / missing."""
-        return self._model_health.model_status()
-
-    def model_checks(self) -> list[Check]:
-        """Doctor's model checks: the llama.cpp build, each model loading, coverage, stages."""
-        return self._model_health.model_checks()
+    query_stages = Handover(lambda e: e._model_health.query_stages)
+    model_status = Handover(lambda e: e._model_health.model_status)
+    model_checks = Handover(lambda e: e._model_health.model_checks)
 
     # -- status, doctor, cleanup and the benchmark (service/upkeep.py) ---------------------
 
-    def status(self) -> Status:
-        """What is indexed, where, and how fresh."""
-        return self._upkeep.status()
-
-    def language_report(self) -> LanguageReport:
-        """Notes per language, and advice when the embedder does not serve a meaningful share."""
-        return self._upkeep.language_report()
-
-    def cleanup(self) -> CleanupReport:
-        """Drop documents of removed collections and orphaned texts, then compact the file."""
-        return self._upkeep.cleanup()
-
-    def doctor(self, full: bool = False) -> list[Check]:
-        """Check the installation, configuration and index; each problem with a fix."""
-        return self._upkeep.doctor(full)
-
-    def check_links(self, collection: str, full: bool = False) -> Check:
-        """Doctor's link check: do a collection's stored links resolve as they would now?"""
-        return self._upkeep.check_links(collection, full)
-
-    def bench(
-        self,
-        queries: Path,
-        qrels: Path,
-        mode: str = "search",
-        n: int = 100,
-        collections: tuple[str, ...] = (),
-        run_out: Path | None = None,
-        snippets: bool = False,
-        expand: bool = True,
-        rerank: bool = True,
-    ) -> BenchReport:
-        """Run BEIR-format queries; report nDCG@10, Recall@10/100, MRR@10 and latency."""
-        return self._upkeep.bench(
-            queries, qrels, mode, n, collections, run_out, snippets, expand, rerank
-        )
+    status = Handover(lambda e: e._upkeep.status)
+    language_report = Handover(lambda e: e._upkeep.language_report)
+    cleanup = Handover(lambda e: e._upkeep.cleanup)
+    doctor = Handover(lambda e: e._upkeep.doctor)
+    check_links = Handover(lambda e: e._upkeep.check_links)
+    bench = Handover(lambda e: e._upkeep.bench)
 
     # -- rebuilding the index (service/rebuild.py) -----------------------------------------
 
-    def rebuild(self, progress: Progress | None = None) -> RebuildReport:
-        """Make every derived table again from the files in a new index file and swap it in."""
-        return self._rebuild.rebuild(progress)
+    rebuild = Handover(lambda e: e._rebuild.rebuild)
 
     # -- tags (service/tags.py) -----------------------------------------------------------
 
@@ -1065,91 +522,24 @@ class Engram(Core):
 
     # -- the graph (service/graph.py) ------------------------------------------------------
 
-    def backlinks(self, note: str, collection: str | None = None) -> NoteLinks:
-        """Links to a note, each with its line and that line's text."""
-        return self.graph.backlinks(note, collection)
-
-    def links(self, note: str, collection: str | None = None) -> NoteLinks:
-        """Links written in a note, with where each resolves."""
-        return self.graph.links(note, collection)
-
-    def unresolved(
-        self, collection: str | None = None, subpaths: bool = False
-    ) -> list[UnresolvedLink]:
-        """Links to files (or, with `subpaths`, headings/blocks) that do not exist."""
-        return self.graph.unresolved(collection, subpaths)
-
-    def orphans(self, collection: str | None = None) -> list[NoteRef]:
-        """Notes with no link to or from another note."""
-        return self.graph.orphans(collection)
-
-    def neighbors(
-        self, note: str, depth: int = 1, collection: str | None = None, direction: str = "both"
-    ) -> Neighborhood:
-        """Notes up to `depth` hops from a note."""
-        return self.graph.neighbors(note, depth, collection, direction)
-
-    def path(
-        self, source: str, target: str, collection: str | None = None, directed: bool = False
-    ) -> NotePath:
-        """The shortest chain of links between two notes."""
-        return self.graph.path(source, target, collection, directed)
-
-    def rank(
-        self,
-        about: str | None = None,
-        by: str = "influence",
-        n: int = 20,
-        collection: str | None = None,
-    ) -> Ranking:
-        """The most influential or bridging notes, maybe about a query."""
-        return self.graph.rank(about, by, n, collection)
-
-    def themes(self, collection: str | None = None, min_size: int = 2) -> list[Theme]:
-        """Communities of linked notes, largest first."""
-        return self.graph.themes(collection, min_size)
+    backlinks = Handover(lambda e: e.graph.backlinks)
+    links = Handover(lambda e: e.graph.links)
+    unresolved = Handover(lambda e: e.graph.unresolved)
+    orphans = Handover(lambda e: e.graph.orphans)
+    neighbors = Handover(lambda e: e.graph.neighbors)
+    path = Handover(lambda e: e.graph.path)
+    rank = Handover(lambda e: e.graph.rank)
+    themes = Handover(lambda e: e.graph.themes)
 
     # -- the typed graph and its files (service/graph_files.py) ---------------------------
 
-    def typed_neighbors(
-        self,
-        note: str,
-        edge_types: Iterable[str],
-        depth: int = 1,
-        direction: str = "both",
-        collection: str | None = None,
-    ) -> TypedNeighborhood:
-        """Nodes (notes, tags, unresolved targets) within `depth` edges of the chosen types."""
-        return self.graph_files.neighbors(note, edge_types, depth, direction, collection)
-
-    def graph_export(
-        self, fmt: str = "json", collection: str | None = None, output: str | None = None
-    ) -> GraphExport:
-        """The typed graph as JSON or GraphML text, or written atomically to `output`."""
-        return self.graph_files.export(fmt, collection, output)
-
-    def graph_colours(self, write: bool = False, vault: str | None = None) -> ColourPlan:
-        """Colour groups per facts folder for Obsidian's graph view; previewed unless `write`."""
-        return self.graph_files.colours(write, vault)
+    typed_neighbors = Handover(lambda e: e.graph_files.neighbors)
+    graph_export = Handover(lambda e: e.graph_files.export)
+    graph_colours = Handover(lambda e: e.graph_files.colours)
 
     # -- the raw ledger and reflections (service/ledger.py, service/reflect.py) -----------
 
-    def ledger_append(
-        self, agent: str, lines: Iterable[tuple[int, Any]], vault: str | None = None
-    ) -> AppendResult:
-        """Append JSON objects (line number, object) to an agent's raw ledger, all or none."""
-        return self.ledger.append(agent, lines, vault)
-
-    def ledger_observe(
-        self, agent: str | None = None, day: str | None = None, vault: str | None = None
-    ) -> ObserveResult:
-        """Score a day's raw lines (one agent's or all) into that day's observation lines."""
-        return self.ledger.observe(agent, day, vault)
-
-    def ledger_archive(self, dry_run: bool = False, vault: str | None = None) -> list[Move]:
-        """Move observation days past `memory.observations_keep_days` to the archive."""
-        return self.ledger.archive(dry_run, vault)
-
-    def reflect(self, week: str | None = None, vault: str | None = None) -> ReflectResult:
-        """Regenerate a week's reflection (default: the last week that ended)."""
-        return self.reflections.reflect(week, vault)
+    ledger_append = Handover(lambda e: e.ledger.append)
+    ledger_observe = Handover(lambda e: e.ledger.observe)
+    ledger_archive = Handover(lambda e: e.ledger.archive)
+    reflect = Handover(lambda e: e.reflections.reflect)
