@@ -191,7 +191,8 @@ def main() -> None:
         data = args.data or SETS[name]
         suffix = f"-{args.sample}" if args.sample else ""  # never mixed with the whole corpus
         work = args.work or Path(f"/tmp/engram-bench-{name}{suffix}")
-        bench_set(name, data, work, args.modes.split(","), args.embed, args.sample)
+        label = args.data.name if args.data else name  # a set read from --data: its folder
+        bench_set(label, data, work, args.modes.split(","), args.embed, args.sample)
 
 
 if __name__ == "__main__":

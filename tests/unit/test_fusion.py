@@ -22,6 +22,7 @@ from engram.search.fusion import (
     rrf,
     strong_top_hit,
     top_rank_bonus,
+    vector_trust,
 )
 
 
@@ -237,3 +238,97 @@ def test_keywords_only_in_notes_of_another_language_never_cost_a_multilingual_ve
     fused = [f.key for f in rrf(lists)]
     assert _ndcg(fused, relevant) == _ndcg(good, relevant)
     assert fused[: len(good)] == good
+
+
+GERMAN = {"de": 0.97, "lb": 0.02, "en": 1e-7}
+ENGLISH = {"en": 0.9, "nl": 0.05, "de": 0.001}
+UNSURE = {"nl": 0.06, "en": 0.005, "de": 0.004}  # one word ("Canvas")
+ENGLISH_ONLY = frozenset({"en"})
+
+
+@pytest.mark.parametrize(
+    ("odds", "hits", "serves", "trust"),
+    [
+        (GERMAN, ["de"] * 10, None, 1.0),  # an embedder whose languages are not known
+        (GERMAN, ["de"] * 10, EVERY, 1.0),  # a multilingual one reads everything
+        ({}, ["de"] * 10, ENGLISH_ONLY, 1.0),  # a query without letters
+        (ENGLISH, ["en"] * 10, ENGLISH_ONLY, 1.0),  # English over English notes
+        (ENGLISH, ["de"] * 10, ENGLISH_ONLY, 1.0),  # English over German: matched across
+        (GERMAN, ["de"] * 10, ENGLISH_ONLY, 0.0),  # German over German, English-only model
+        (GERMAN, ["en"] * 10, ENGLISH_ONLY, 0.0),  # the model cannot read the query
+        (UNSURE, ["en"] * 10, ENGLISH_ONLY, 1.0),  # a short query over English notes
+        (UNSURE, ["de"] * 10, ENGLISH_ONLY, 0.0),  # ... over German notes
+        (UNSURE, ["de", "en", "und", None] * 2, ENGLISH_ONLY, 0.5),
+        (UNSURE, ["und", None], ENGLISH_ONLY, 1.0),  # no hit whose language is known
+        ({"en": 0.3, "de": 0.01}, ["de"] * 10, ENGLISH_ONLY, 0.5),  # between doubtful and sure
+    ],
+)
+def test_vector_trust(
+    odds: dict[str, float], hits: list[str | None], serves: frozenset[str] | None, trust: float
+) -> None:
+    assert vector_trust(odds, hits, serves) == pytest.approx(trust, abs=1e-3)
+
+
+@settings(max_examples=300, deadline=None)
+@given(odds=odds_of, hits=hits_of, serves=serves_of, at=st.integers(0, 2 * LANGUAGE_TOP))
+def test_a_hit_the_embedder_reads_never_lowers_vector_trust(
+    odds: dict[str, float], hits: list[str | None], serves: frozenset[str] | None, at: int
+) -> None:
+    """Vector trust is in [0, 1]; turning a hit into a note in a language the embedder serves
+    never lowers it, nor does more of the query's odds on a language it serves."""
+    trust = vector_trust(odds, hits, serves)
+    assert 0.0 <= trust <= 1.0
+    if serves is None or serves == EVERY:
+        assert trust == 1.0
+    if serves is None or serves == EVERY or not serves:
+        return
+    changed = list(hits)
+    changed[at : at + 1] = [sorted(serves)[0]]
+    assert vector_trust(odds, changed, serves) >= trust
+    lifted = {**odds, sorted(serves)[0]: odds.get(sorted(serves)[0], 0.0) + 0.5}
+    assert vector_trust(lifted, hits, serves) >= trust
+
+
+# Who can serve a query (ground truth of the generated scenario) -> the trusts the real
+# functions give its lists: keyword (seen share, hit languages), vector (hit languages).
+SCENARIOS = {
+    # German, Russian or Chinese notes and question, English-only embedder: vectors are noise
+    "monolingual, English-only model": ("keywords", 0.95, GERMAN, "de", ENGLISH_ONLY),
+    # English question over German notes, multilingual embedder: keywords are noise
+    "cross-lingual, multilingual model": ("vectors", 0.6, ENGLISH, "de", EVERY),
+    # a question whose words no note holds: keywords are noise
+    "unknown words": ("vectors", 0.3, ENGLISH, "en", ENGLISH_ONLY),
+}
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    scenario=st.sampled_from(sorted(SCENARIOS)),
+    good=st.permutations([f"d{i}" for i in range(30)]),
+    noise=st.permutations([f"d{i}" for i in range(40)]),
+    relevant=st.sets(st.sampled_from([f"d{i}" for i in range(40)]), min_size=1, max_size=5),
+    cut=st.integers(0, 40),
+)
+def test_hybrid_is_never_worse_than_the_list_that_can_serve_the_query(
+    scenario: str, good: list[str], noise: list[str], relevant: set[str], cut: int
+) -> None:
+    """`query` >= max(`search`, `vsearch`) - 0.01 over generated rankings: when only one list
+    can serve the query (the other ranks noise: a model that cannot read the language, words
+    no note holds, keywords in the wrong language), the trusts the real functions give leave
+    fused nDCG@10 at least that list's, and at least the noise list's when it is the worse."""
+    serving, seen, odds, notes, serves = SCENARIOS[scenario]
+    noise = noise[:cut]
+    hit_langs = [notes] * LANGUAGE_TOP
+    kw_trust = keyword_trust(seen) * (
+        language_trust(odds, hit_langs, serves) if languages_matter(serves) else 1.0
+    )
+    vec_trust = vector_trust(odds, hit_langs, serves)
+    kw, vec = (good, noise) if serving == "keywords" else (noise, good)
+    lists = [
+        RankedList("bm25", 2.0, tuple(kw), trust=kw_trust),
+        RankedList("vec", 2.0, tuple(vec), trust=vec_trust),
+    ]
+    fused = _ndcg([f.key for f in rrf(lists)], relevant)
+    assert fused >= _ndcg(good, relevant) - 0.01
+    if _ndcg(noise, relevant) <= _ndcg(good, relevant):
+        assert fused >= max(_ndcg(kw, relevant), _ndcg(vec, relevant)) - 0.01

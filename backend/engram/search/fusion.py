@@ -12,7 +12,10 @@ list built from a small share of the query's words (a question in English over n
 or Chinese matches only names and numbers) would otherwise push its noise over a good vector
 list, and its #1 would take the bonus outright. So would a keyword list whose hits are notes in
 another language than the query's when the embedder serves both: its vector list matches across
-the languages, the keywords only on the names and numbers the two share.
+the languages, the keywords only on the names and numbers the two share. And a vector list
+counts for little when the embedder does not read the query or the notes it ranks (an
+English-only model on a German or Chinese vault): it ranks them by the names and numbers it can
+read, and fused with a good keyword list it pulls `query` below `search`.
 """
 
 from __future__ import annotations
@@ -43,18 +46,27 @@ LANGUAGE_TOP = 10  # keyword hits whose languages judge the list
 # queries all get English at least 0.01; the 173 English cross-lingual ones get German at most
 # 0.0052 and Chinese at most 0.00002.
 FOREIGN_ODDS = 0.01
+# A vector list is trusted for the query when the identifier gives the embedder's languages at
+# least SERVED_CONFIDENT of it (fully) or SERVED_DOUBTFUL (not at all), linearly between; below
+# that, by the share of its first hits in languages the embedder serves. A query the identifier
+# gives the embedder's languages less than SURELY_UNSERVED of is not read at all: single English
+# words get English at least 0.0055 ("android", "sync"), German two-word queries under 0.001.
+SERVED_CONFIDENT = 0.5
+SERVED_DOUBTFUL = 0.1
+SURELY_UNSERVED = 0.001
 
 
 @dataclass(frozen=True)
 class RankedList:
     """One retrieval list: a name for --explain, its weight, doc keys best first, raw scores,
-    and how far this query's list can be trusted (0..1, scales its weight and bonus)."""
+    how far this query's list can be trusted (0..1, scales its weight and bonus) and why."""
 
     name: str
     weight: float
     keys: tuple[str, ...]
     scores: tuple[float, ...] = ()
     trust: float = 1.0
+    why: str = ""  # the trust's reason, in words (--explain)
 
 
 @dataclass(frozen=True)
@@ -150,6 +162,26 @@ def language_trust(
         if odds.get(lang, 0.0) < FOREIGN_ODDS and (serves == EVERY or lang in serves)
     )
     return 1.0 - bridged / len(known)
+
+
+def vector_trust(
+    odds: Mapping[str, float], hit_languages: Sequence[str | None], serves: frozenset[str] | None
+) -> float:
+    """How far a vector list can be trusted from the languages the embedder serves (`serves`:
+    ISO codes, EVERY, or None when not known: 1): none when the query is surely in a language it
+    does not serve; fully when the query is likely in one it serves (a question in English over
+    German notes is still matched across the languages, as well as the keywords match); else the
+    share of its first hits (whose language is known) written in a language it serves. 1 without
+    odds (no letters)."""
+    if serves is None or serves == EVERY or not odds:
+        return 1.0
+    served = sum(p for lang, p in odds.items() if lang in serves)
+    if served < SURELY_UNSERVED:
+        return 0.0
+    confident = (served - SERVED_DOUBTFUL) / (SERVED_CONFIDENT - SERVED_DOUBTFUL)
+    known = [lang for lang in hit_languages[:LANGUAGE_TOP] if lang and lang != UNDETERMINED]
+    notes = sum(1 for lang in known if lang in serves) / len(known) if known else 1.0
+    return max(notes, min(1.0, max(0.0, confident)))
 
 
 def retrieval_weight(rank: int) -> float:

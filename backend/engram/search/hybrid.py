@@ -79,8 +79,11 @@ def run(
 
     With `min_similarity`, a document no keyword list found must have a passage at least that
     similar to the query: a vector list ranks every document, related or not (recall uses it).
-    `embed_serves` (the embedder's languages, see `fusion.language_trust`) lets a keyword list
-    whose hits are in another language than the query's give way to the vector list.
+    `embed_serves` (the embedder's languages, see `fusion.language_trust` and
+    `fusion.vector_trust`) lets a keyword list whose hits are in another language than the
+    query's give way to the vector list, and a vector list from an embedder that does not read
+    the query's or its notes' language give way to the keyword list. Each list's trust and why
+    are in `stages` ("trust <list>").
     """
     depth = max(limit or 0, candidate_limit, 50)
     stages: dict[str, str] = {}
@@ -90,13 +93,16 @@ def run(
     ahead = HELPERS.submit(nearest, q.text, depth) if nearest and q.text.strip() else None
     first = bm25.ranked(conn, q, depth, with_snippets=False)
     variants, expansions = _variants(q, first, expand, stages, notices)
-    matter = nearest is not None and fusion.languages_matter(embed_serves)
-    odds = language.odds(q.text) if matter else {}
+    judged = nearest is not None and embed_serves is not None
+    odds = language.odds(q.text) if judged else {}
     lists, bm25_hits, vec_hits = _ranked_lists(
         conn, q, first, variants, depth, (nearest, ahead), odds, embed_serves
     )
     stages["vector"] = "ran" if nearest is not None else "off"
+    lists = settled(lists)
     candidates = _fused(lists, bm25_hits, vec_hits)
+    for lst in lists if nearest is not None else ():  # with one kind of list, nothing to weigh
+        stages[f"trust {lst.name}"] = f"{lst.trust:.2f} ({lst.why})"
     if min_similarity is not None:
         candidates = [c for c in candidates if above_floor(c, min_similarity)]
     candidates = _rerank_stage(conn, q, candidates, candidate_limit, rerank, stages, notices)
@@ -152,13 +158,15 @@ def _ranked_lists(
         kw = first if name == "original" else bm25.ranked(conn, variant, depth, False)
         for h in kw.hits:
             bm25_hits.setdefault(h.id, h)
+        trust, why = keyword_list_trust(conn, kw, odds, embed_serves)
         lists.append(
             fusion.RankedList(
                 f"bm25:{name}",
                 weight,
                 tuple(str(h.id) for h in kw.hits),
                 tuple(-h.bm25 for h in kw.hits),
-                fusion.keyword_trust(kw.seen) * language_trust(conn, kw.hits, odds, embed_serves),
+                trust,
+                why,
             )
         )
         if nearest is not None and variant.text.strip():
@@ -168,15 +176,26 @@ def _ranked_lists(
                 found = nearest(variant.text, depth)
             for v in found:
                 vec_hits.setdefault(int(v.doc[0]), v)
+            keys = tuple(str(v.doc[0]) for v in found)
+            trust, why = vector_list_trust(conn, [int(k) for k in keys], odds, embed_serves)
             lists.append(
                 fusion.RankedList(
-                    f"vec:{name}",
-                    weight,
-                    tuple(str(v.doc[0]) for v in found),
-                    tuple(v.score for v in found),
+                    f"vec:{name}", weight, keys, tuple(v.score for v in found), trust, why
                 )
             )
     return lists, bm25_hits, vec_hits
+
+
+def settled(lists: list[fusion.RankedList]) -> list[fusion.RankedList]:
+    """The lists' trusts as fusion uses them: with no vector list to lean on instead, a weak
+    keyword list is still the only ranking; with no list trusted at all, all count alike."""
+    if not any(lst.keys for lst in lists if lst.name.startswith("vec:")):
+        why = "no vector list to weigh it against"
+        return [lst if lst.trust == 1.0 else replace(lst, trust=1.0, why=why) for lst in lists]
+    if lists and all(lst.trust == 0.0 for lst in lists):
+        why = "; no list can be trusted, so all count alike"
+        return [replace(lst, trust=1.0, why=lst.why + why) for lst in lists]
+    return lists
 
 
 def _fused(
@@ -185,14 +204,14 @@ def _fused(
     vec_hits: dict[int, vector_search.VectorHit],
 ) -> list[Candidate]:
     """The lists fused by RRF into candidates, each with its per-list numbers."""
-    if not any(lst.keys for lst in lists if lst.name.startswith("vec:")):
-        # no vector list to lean on instead: a weak keyword list is still the only ranking
-        lists = [replace(lst, trust=1.0) for lst in lists]
     fused = fusion.rrf(lists)
-    # the best any document could get were every list trusted: a list the query's words
+    # the best any document could get were every keyword list trusted: one the query's words
     # barely reached (a typo, another language) lowers every score instead of handing its
-    # share to the other lists, so a lone weak hit is not 1.0
-    top = fusion.max_rrf([replace(lst, trust=1.0) for lst in lists])
+    # share to the other lists, so a lone weak hit is not 1.0; a vector list from a model that
+    # cannot read the query's language counts as missing, as it would with no model at all
+    top = fusion.max_rrf(
+        [lst if lst.name.startswith("vec:") else replace(lst, trust=1.0) for lst in lists]
+    )
     scores = {lst.name: dict(zip(lst.keys, lst.scores, strict=True)) for lst in lists}
     return [
         Candidate(
@@ -231,15 +250,52 @@ def _rerank_stage(
     return candidates
 
 
-def language_trust(
-    conn: Any, hits: list[FtsHit], odds: dict[str, float], serves: frozenset[str] | None
-) -> float:
-    """`fusion.language_trust` of a keyword list, from its first hits' recorded languages."""
-    if not odds or serves is None:
-        return 1.0
-    top = [h.id for h in hits[: fusion.LANGUAGE_TOP]]
-    known = documents.languages_of(conn, top)
-    return fusion.language_trust(odds, [known.get(i) for i in top], serves)
+def keyword_list_trust(
+    conn: Any, kw: bm25.Ranking, odds: dict[str, float], serves: frozenset[str] | None
+) -> tuple[float, str]:
+    """A keyword list's trust (`fusion.keyword_trust` × `fusion.language_trust`) and why."""
+    trust = fusion.keyword_trust(kw.seen)
+    why = f"the notes hold {kw.seen:.0%} of the query's words (weighted by rarity)"
+    if odds and fusion.languages_matter(serves):
+        top = [h.id for h in kw.hits[: fusion.LANGUAGE_TOP]]
+        known = documents.languages_of(conn, top)
+        bridged = fusion.language_trust(odds, [known.get(i) for i in top], serves)
+        if bridged < 1.0:
+            trust *= bridged
+            why += (
+                f"; {1.0 - bridged:.0%} of its first hits are in a language the query is surely "
+                "not in, which the vector list matches across"
+            )
+    return trust, why
+
+
+def vector_list_trust(
+    conn: Any, doc_ids: list[int], odds: dict[str, float], serves: frozenset[str] | None
+) -> tuple[float, str]:
+    """A vector list's trust (`fusion.vector_trust`, from its first hits' recorded languages)
+    and why."""
+    if serves is None:
+        return 1.0, "the embedding model's languages are not known"
+    if serves == language.EVERY:
+        return 1.0, "the embedding model serves every language"
+    if not odds:
+        return 1.0, "the query has no letters to tell its language by"
+    top = doc_ids[: fusion.LANGUAGE_TOP]
+    recorded = documents.languages_of(conn, top)
+    hit_languages = [recorded.get(i) for i in top]
+    trust = fusion.vector_trust(odds, hit_languages, serves)
+    names = "/".join(sorted(serves))
+    served = sum(p for lang, p in odds.items() if lang in serves)
+    if served < fusion.SURELY_UNSERVED:
+        return trust, f"the query is surely not in {names}, all the embedding model reads"
+    if served >= fusion.SERVED_CONFIDENT:
+        return trust, f"the query is likely in {names}, which the embedding model reads"
+    known = [lang for lang in hit_languages if lang and lang != language.UNDETERMINED]
+    read = sum(1 for lang in known if lang in serves)
+    return trust, (
+        f"the query's language is unsure; {read} of its first {len(known)} hits with a known "
+        f"language are in {names}, all the embedding model reads"
+    )
 
 
 def above_floor(c: Candidate, min_similarity: float) -> bool:
