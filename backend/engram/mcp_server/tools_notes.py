@@ -13,7 +13,7 @@ first one is gone.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec
+from typing import Any, Concatenate, ParamSpec
 
 from engram import codec
 from engram.mcp_server import args
@@ -22,9 +22,6 @@ from engram.mcp_server.output import fit_json
 from engram.mcp_server.schema import Tool
 from engram.service import requests as rq
 from engram.service.engram import Engram
-
-if TYPE_CHECKING:
-    from engram.vault.changes import NoteChange
 
 P = ParamSpec("P")
 
@@ -59,7 +56,7 @@ def shaped(change: object, max_chars: int) -> str:
 
 
 def change(
-    fn: Callable[Concatenate[Engram, P], NoteChange],
+    fn: Callable[Concatenate[Engram, P], object],
 ) -> Callable[[Gateway, Any, args.InCollection], Awaitable[str]]:
     """The tool running the note write `fn` with the request as sent, in the collection
     asked for or the vault's."""
