@@ -10,12 +10,34 @@ from pathlib import Path
 import pytest
 
 from engram.errors import ConflictError
+from engram.graph.graph_index import EDGE_TYPES
 from engram.service import Engram
 from tests.conftest import EngramCli
 
 
 def index_of(vault: Path) -> dict:
-    return json.loads((vault / ".engram/graph-index.json").read_text())
+    """The whole graph as docs/graph.md tells a reader to make it: the parts graph-index.json
+    lists, their nodes merged by id and their edges put together, in export's order."""
+    head = json.loads((vault / ".engram/graph-index.json").read_text())
+    assert head["version"] == 2 and head["edgeTypes"] == list(EDGE_TYPES)
+    nodes: dict[str, dict] = {}
+    edges: list[dict] = []
+    for name in head["parts"]:
+        part = json.loads((vault / ".engram" / name).read_text())
+        assert part["version"] == 1 and part["collection"] == head["collection"]
+        for node in part["nodes"]:
+            assert nodes.setdefault(node["id"], node) == node  # the same in every part
+        edges += part["edges"]
+    order = sorted(
+        edges, key=lambda e: (e["source"], e["target"], e["type"], e.get("property", ""))
+    )
+    return {
+        "version": 1,
+        "collection": head["collection"],
+        "edgeTypes": head["edgeTypes"],
+        "nodes": sorted(nodes.values(), key=lambda n: n["id"]),
+        "edges": order,
+    }
 
 
 def test_the_index_file_is_what_the_graph_commands_report(mem: Engram, vault: Path) -> None:
@@ -82,10 +104,10 @@ def test_a_new_process_learns_the_file_is_current_without_building_the_graph(
     path = vault / ".engram/graph-index.json"
     before = path.read_bytes()
     fresh = Engram(mem.settings)
-    real = GraphFiles.build
-    monkeypatch.setattr(GraphFiles, "build", lambda self, name: pytest.fail("graph built"))
+    real = GraphFiles._graph
+    monkeypatch.setattr(GraphFiles, "_graph", lambda *a: pytest.fail("graph built"))
     fresh.update()
-    monkeypatch.setattr(GraphFiles, "build", real)
+    monkeypatch.setattr(GraphFiles, "_graph", real)
     assert path.read_bytes() == before
     (vault / "Added Note.md").write_text("# Added\n\nSee [[Ana Ruiz]].\n")
     Engram(mem.settings).update()
@@ -189,7 +211,7 @@ def test_the_daemon_defers_a_rebuild_that_comes_too_soon_then_writes_it(
     assert files.flush_due() == []  # not yet
     clock[0] += 10
     assert files.due() == 0.0
-    assert files.flush_due() == [str(vault / ".engram/graph-index.json")]
+    assert files.flush_due() == [str(vault / ".engram/graph-index/0000.json")]
     assert index_of(vault) == json.loads(mem.graph_export("json").text)
     assert files.due() is None
 

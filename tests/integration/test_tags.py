@@ -85,6 +85,12 @@ def test_an_index_from_before_tag_keys_is_upgraded_to_what_a_new_one_holds(
     tagged.close()
     conn = sqlite_module().connect(db_path)  # the index as the last release left it
     with conn:
+        for (trigger,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'"):
+            conn.execute(f"DROP TRIGGER {trigger}")  # m020's, which read the key
+        conn.execute("DROP INDEX tags_key")
+        conn.execute("DROP TABLE graph_dirty")
+        conn.execute("DROP TABLE graph_tag_names")
+        conn.execute("DELETE FROM _migrations WHERE name = 'm020_graph_dirty'")
         conn.execute("ALTER TABLE tags DROP COLUMN key")
         conn.execute("CREATE INDEX tags_tag ON tags (tag COLLATE NOCASE)")
         conn.execute("DELETE FROM _migrations WHERE name = 'm018_tag_keys'")

@@ -17,14 +17,16 @@ nothing depends on the time, so an unchanged vault gives the same bytes.
 from __future__ import annotations
 
 import json
+import zlib
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from engram.codec import arg
 
-VERSION = 1
+VERSION = 1  # of a graph document: a part of the file, or an export
+VERSION_PARTS = 2  # of graph-index.json, which lists the parts
 EDGE_TYPES = ("wiki_link", "embed", "tag", "frontmatter_relation")
 FACT_RELATIONS = ("supersedes", "supersededBy", "contradictsWith")
 
@@ -141,22 +143,21 @@ def build(
     links: Iterable[tuple[Any, ...]],
     tags: Iterable[tuple[int, str]],
     type_of: Callable[[str, str], str],
+    fact_paths: Mapping[str, str],
 ) -> GraphIndex:
-    """The typed graph from the stored rows (store.graph.typed_documents / typed_links, and
-    each note's tags, once per tag whatever its case); `type_of(path, fact type)` names a
-    note's type."""
+    """The typed graph of some notes and of the links written in them, from the stored rows
+    (store.graph.typed_documents / typed_links, each note's tags by name, once per tag
+    whatever its case, and every fact's note path by fact id); `type_of(path, fact type)`
+    names a note's type."""
     nodes: dict[str, Node] = {}
     front: dict[int, dict[str, Any]] = {}
-    fact_doc: dict[str, int] = {}
     ids: dict[int, str] = {}  # each note's node id, made once and shared by all its edges
-    for doc_id, path, title, fact_id, fact_type, fm in documents:
+    for doc_id, path, title, fact_type, fm in documents:
         ids[doc_id] = note_id(path)
         nodes[ids[doc_id]] = Node(
             ids[doc_id], "note", title or path, type_of(path, fact_type), path
         )
         front[doc_id] = _load(fm)
-        if fact_id:
-            fact_doc[fact_id] = doc_id
     counts: dict[tuple[str, str, str, str], int] = {}
 
     def add(source: str, target: str, kind: str, prop: str = "") -> None:
@@ -164,12 +165,12 @@ def build(
             key = (source, target, kind, prop)
             counts[key] = counts.get(key, 0) + 1
 
-    for doc_id, kind, embed, target, resolved, is_file in links:
+    for doc_id, kind, embed, target, target_path, is_file in links:
         if doc_id not in ids:
             continue
         src = ids[doc_id]
-        if resolved is not None and resolved in ids:
-            dst = ids[resolved]
+        if target_path is not None:
+            dst = note_id(target_path)
         elif is_file:
             continue  # an attachment, or a file outside the collection's mask
         else:
@@ -187,12 +188,54 @@ def build(
     for doc_id, fm in front.items():
         for prop in FACT_RELATIONS:
             for ref in _ids(fm.get(prop)):
-                other = fact_doc.get(ref)
+                other = fact_paths.get(ref)
                 if other is not None:
-                    add(ids[doc_id], ids[other], "frontmatter_relation", prop)
+                    add(ids[doc_id], note_id(other), "frontmatter_relation", prop)
     # keys are unique, so sorting them orders the edges as Edge's own order would, in C
     edges = tuple(Edge(s, t, k, p, c) for (s, t, k, p), c in sorted(counts.items()))
     return GraphIndex(collection, tuple(sorted(nodes.values(), key=lambda n: n.id)), edges)
+
+
+def part_of(path: str, count: int) -> int:
+    """The part of the graph file a note's node and the edges written in it are kept in."""
+    return zlib.crc32(path.encode("utf-8")) % count
+
+
+def split(index: GraphIndex, count: int) -> dict[int, GraphIndex]:
+    """The graph cut into parts by note (`part_of`): each note's node and the edges from it,
+    with the tag and unresolved nodes those edges reach (so such a node is in every part
+    that reaches it); the parts that hold something, by number."""
+    others = {n.id: n for n in index.nodes if n.kind != "note"}
+    nodes: dict[int, dict[str, Node]] = {}
+    edges: dict[int, list[Edge]] = {}
+    for n in index.nodes:
+        if n.kind == "note":
+            nodes.setdefault(part_of(n.path, count), {})[n.id] = n
+    for e in index.edges:
+        part = part_of(e.source.removeprefix("note:"), count)
+        edges.setdefault(part, []).append(e)
+        if e.target in others:
+            nodes.setdefault(part, {})[e.target] = others[e.target]
+    return {
+        part: GraphIndex(
+            index.collection,
+            tuple(sorted(nodes.get(part, {}).values(), key=lambda n: n.id)),
+            tuple(edges.get(part, ())),
+        )
+        for part in sorted(nodes.keys() | edges.keys())
+    }
+
+
+def merge(collection: str, parts: Iterable[GraphIndex]) -> GraphIndex:
+    """The whole graph from its parts: what a reader of the file's parts does."""
+    nodes: dict[str, Node] = {}
+    edges: list[Edge] = []
+    for part in parts:
+        nodes.update((n.id, n) for n in part.nodes)
+        edges.extend(part.edges)
+    return GraphIndex(
+        collection, tuple(sorted(nodes.values(), key=lambda n: n.id)), tuple(sorted(edges))
+    )
 
 
 def _load(fm: Any) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from engram.config import DEFAULT_PATTERN, Collection, normalize_prefix
 from engram.errors import ConflictError, InvalidInputError, NotFoundError
 from engram.store import admin
 from engram.store import documents as docs
+from engram.store import graph as graph_store
 
 if TYPE_CHECKING:
     from engram.service.core import Core
@@ -125,7 +126,9 @@ class CollectionsService:
         self._core.require_collection(name)
         self._core.edit_config(lambda raw: raw["collections"].pop(name, None))
         with self._core.db.write() as conn:
-            return docs.delete_documents(conn, admin.document_ids(conn, name))
+            removed = docs.delete_documents(conn, admin.document_ids(conn, name))
+            graph_store.forget(conn, name)
+            return removed
 
     def collection_rename(self, old: str, new: str) -> None:
         """Rename a collection in the config and the index."""
@@ -147,6 +150,7 @@ class CollectionsService:
         self._core.edit_config(change)
         with self._core.db.write() as conn:
             docs.rename_collection(conn, old, new)
+            graph_store.forget(conn, old)
 
     def ls(self, target: str | None = None) -> Listing:
         """Collections, or the indexed files under `collection[/path]`."""

@@ -271,14 +271,14 @@ class Engram(Core):
         specs: list[indexer.CollectionSpec],
         only_paths: dict[str, set[str]] | None,
     ) -> None:
-        """Derived work once files are indexed: the links resolved, the graph index file of
-        each vault whose graph changed, then the fact rows of the fact notes that changed."""
+        """Derived work once files are indexed: the links resolved, the fact rows of the fact
+        notes that changed, then the graph index file of each vault whose graph changed."""
         self.graph.resolve_links(specs)
+        self.memory.refresh_facts(report)
         try:
             self.graph_files.refresh([s.name for s in specs])
         except OSError as exc:  # a read-only vault: the index itself is fine
             log.warning("graph-index.json not written: %s", exc)
-        self.memory.refresh_facts(report)
 
     # -- indexing, keyword search and documents (service/retrieval.py) ---------------------
 

@@ -3,12 +3,13 @@ service composed into `Engram` (it receives what it needs; nothing private of th
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from time import monotonic
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from engram.codec import arg
 from engram.errors import InvalidInputError
@@ -17,6 +18,7 @@ from engram.graph import graph_index as gi
 from engram.memory.model import ARCHIVE_FOLDER, DAILY_FOLDER, LEDGER_FOLDER, TYPE_FOLDERS
 from engram.service.tags import spellings
 from engram.store import graph as store
+from engram.store import tags as store_tags
 from engram.store.tags import note_tags
 from engram.vault.atomic import write_file, write_if_changed
 from engram.vault.fsio import UnsafePathError, safe_join, sha256_hex
@@ -29,6 +31,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 INDEX_FILE = ".engram/graph-index.json"
+PARTS_DIR = ".engram/graph-index"
+NOTES_PER_PART = 1000
+MAX_PARTS = 1024
 DEFER_FACTOR = 10  # with `defer`, a file is rebuilt at most once per 10 x its rebuild time
 FORMATS = ("json", "graphml")
 # a facts folder, or a vault folder of that name, gives its notes' type
@@ -89,6 +94,41 @@ class TypedNeighborhood:
     neighbors: tuple[gi.TypedNeighbor, ...] = arg()
 
 
+def part_count(notes: int, now: int | None) -> int:
+    """How many parts the graph file of a vault of `notes` notes has: about one per
+    NOTES_PER_PART notes, a power of two; the count it has (`now`) is kept until the vault
+    is four times larger or smaller, so a vault that grows is not cut again at every note."""
+    ideal = 1
+    while ideal * NOTES_PER_PART < notes and ideal < MAX_PARTS:
+        ideal *= 2
+    return now if now is not None and ideal // 4 <= now <= ideal * 4 else ideal
+
+
+def _head(collection: str, count: int) -> str:
+    """graph-index.json: the format's version and the parts to read (docs/graph.md)."""
+    parts = [f"graph-index/{i:04d}.json" for i in range(count)]
+    head = {"version": gi.VERSION_PARTS, "collection": collection}
+    return json.dumps(head | {"edgeTypes": list(gi.EDGE_TYPES), "parts": parts}, indent=1) + "\n"
+
+
+def _part_file(root: Path, number: int) -> Path:
+    return safe_join(root, f"{PARTS_DIR}/{number:04d}.json")
+
+
+def _parts_on_disk(root: Path, head: Path, collection: str) -> int | None:
+    """How many parts the graph file on disk has, None when it is not whole in this format
+    (missing, an older version, another collection's, a part gone): then it is made again."""
+    try:
+        data = json.loads(head.read_bytes())
+        count = len(data["parts"])
+        whole = data["version"] == gi.VERSION_PARTS and data["collection"] == collection
+        if whole and count and all(_part_file(root, i).is_file() for i in range(count)):
+            return count
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    return None
+
+
 def type_of(facts_root: str | None) -> Callable[[str, str], str]:
     """A note's type: its fact type's folder, else a known folder on its path, else note."""
 
@@ -135,18 +175,24 @@ class GraphFiles:
     def build(self, collection: str | None = None) -> gi.GraphIndex:
         """The typed graph of a collection, from the index."""
         name = self._collection(collection, None)
-        vault = self._settings().vault(name)
         with self._db().read() as conn:
-            tag_rows = note_tags(conn, (name,))
-            names = spellings(tag_rows)  # one node per tag, whatever its case
-            tags = sorted({(doc_id, names[key]) for doc_id, key, _, _ in tag_rows if key})
-            return gi.build(
-                name,
-                store.typed_documents(conn, name),
-                store.typed_links(conn, name),
-                tags,
-                type_of(vault.facts_root if vault else None),
-            )
+            return self._graph(conn, name, None, spellings(note_tags(conn, (name,))))
+
+    def _graph(
+        self, conn: Any, name: str, ids: list[int] | None, names: dict[str, str]
+    ) -> gi.GraphIndex:
+        """The typed graph of the notes `ids` of a collection (all: None) and of the links
+        written in them; `names` holds the name of each of their tags, by key."""
+        vault = self._settings().vault(name)
+        tags = sorted({(d, names[k]) for d, k in store_tags.doc_tags(conn, name, ids) if k})
+        return gi.build(
+            name,
+            store.typed_documents(conn, name, ids),
+            store.typed_links(conn, name, ids),
+            tags,
+            type_of(vault.facts_root if vault else None),
+            store.fact_paths(conn, name),
+        )
 
     def export(
         self, fmt: str = "json", collection: str | None = None, output: str | None = None
@@ -182,12 +228,10 @@ class GraphFiles:
         return self._done.get(name, 0.0) + DEFER_FACTOR * self._cost.get(name, 0.0)
 
     def refresh(self, collections: Iterable[str], defer: bool | None = None) -> list[str]:
-        """Rewrite `<vault>/.engram/graph-index.json` of each vault among `collections` whose
-        graph changed; the paths written. Deferred (see `defer`) when one was rebuilt too
-        recently for what rebuilding costs."""
-        from engram.index.links import generation
-
-        written = []
+        """Bring `<vault>/.engram/graph-index.json` and its parts up to date for each vault
+        among `collections` whose graph changed; the paths written. Deferred (see `defer`)
+        when one was rewritten too recently for what that cost."""
+        written: list[str] = []
         settings = self._settings()
         defer = self.defer if defer is None else defer
         for name in collections:
@@ -196,29 +240,86 @@ class GraphFiles:
                 continue
             self._stale.discard(name)
             col = settings.collection(name)
-            if col is None or settings.vault(name) is None:
-                continue  # only vaults keep the file
+            conn = self._db().conn
+            if col is None or settings.vault(name) is None:  # only vaults keep the file
+                if col is not None and store.graph_dirty(conn, name):
+                    with self._db().write() as conn:
+                        store.clear_graph_dirty(conn, name)
+                continue
+            marks = store.graph_dirty(conn, name)
+            started = monotonic()
             try:
-                path = safe_join(col.path, INDEX_FILE)
+                root = Path(col.path)
+                head = safe_join(root, INDEX_FILE)
+                count = _parts_on_disk(root, head, name)
+                if count is not None and not marks:
+                    continue  # nothing changed since it was written
+                want = part_count(store.note_count(conn, name), count)
+                if count != want:
+                    written += self._write_whole(name, root, head, want)
+                else:
+                    written += self._write_changed(name, root, count, marks)
             except UnsafePathError as exc:  # a symlink out of the vault: neither read nor written
                 log.warning("graph-index.json not written: %s", exc.message)
                 continue
-            conn = self._db().conn
-            key = (*generation(conn), store.note_count(conn, name))
-            if self._built.get(name) == key:
-                continue  # no note or link changed since this process wrote it
-            if store.graph_file_state(conn, name) == repr(key) and path.is_file():
-                self._built[name] = key  # nor since another process did (no graph to build:
-                continue  # 33 s for a 100,000-note vault's no-op update)
-            started = monotonic()
-            pieces = (p.encode("utf-8") for p in self.build(name).json_pieces())
-            if write_if_changed(path, pieces):
-                written.append(str(path))
-            self._built[name] = key
             with self._db().write() as conn:
-                store.set_graph_file_state(conn, name, repr(key))
+                store.clear_graph_dirty(conn, name, marks)
             self._done[name] = monotonic()
             self._cost[name] = self._done[name] - started
+        return written
+
+    def _write_whole(self, name: str, root: Path, head: Path, count: int) -> list[str]:
+        """Write every part and the head file listing them; drop parts of another count."""
+        conn = self._db().conn
+        names = spellings(note_tags(conn, (name,)))
+        parts = gi.split(self._graph(conn, name, None, names), count)
+        written = self._write_parts(name, root, parts, range(count))
+        keep = {_part_file(root, i).name for i in range(count)}
+        for old in safe_join(root, PARTS_DIR).glob("*.json"):
+            if old.name not in keep:
+                old.unlink(missing_ok=True)
+        if write_if_changed(head, [_head(name, count).encode("utf-8")]):
+            written.append(str(head))
+        with self._db().write() as conn:
+            store.set_tag_names(conn, name, names)
+        return written
+
+    def _write_changed(
+        self, name: str, root: Path, count: int, marks: list[tuple[str, str, int]]
+    ) -> list[str]:
+        """Rewrite the parts holding what `marks` name: the notes changed, those citing a
+        changed fact, and those carrying a tag whose name changed."""
+        conn = self._db().conn
+        paths = {key for kind, key, _ in marks if kind == "p"}
+        paths |= store.citing(conn, name, [key for kind, key, _ in marks if kind == "f"])
+        roots = {key.split("/")[0] for kind, key, _ in marks if kind == "t"}
+        names = spellings(store_tags.tags_under(conn, name, roots))
+        shown = store.tag_names(conn, name)
+        under = [k for k in shown if k.split("/")[0] in roots]
+        renamed = {k for k in {*names, *under} if names.get(k) != shown.get(k)}
+        paths |= store.tagged(conn, name, renamed)
+        todo = {gi.part_of(p, count) for p in paths}
+        ids = [i for i, p in store.document_paths(conn, name) if gi.part_of(p, count) in todo]
+        keys = {k for _, k in store_tags.doc_tags(conn, name, ids)}
+        more = {k.split("/")[0] for k in keys} - roots
+        names |= spellings(store_tags.tags_under(conn, name, more)) if more else {}
+        parts = gi.split(self._graph(conn, name, ids, names), count)
+        written = self._write_parts(name, root, parts, sorted(todo))
+        shown_now = {k: v for k, v in names.items() if k.split("/")[0] in roots}
+        with self._db().write() as conn:
+            store.set_tag_names(conn, name, shown_now, roots)
+        return written
+
+    def _write_parts(
+        self, name: str, root: Path, parts: dict[int, gi.GraphIndex], numbers: Iterable[int]
+    ) -> list[str]:
+        written = []
+        for i in numbers:
+            part = parts.get(i) or gi.GraphIndex(name, (), ())
+            path = _part_file(root, i)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if write_if_changed(path, (p.encode("utf-8") for p in part.json_pieces())):
+                written.append(str(path))
         return written
 
     def neighbors(

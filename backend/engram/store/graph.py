@@ -70,21 +70,6 @@ def _not_under(prefixes: Sequence[str]) -> tuple[str, list[str]]:
     return sql, [e + "%" for e in escaped]
 
 
-def graph_file_state(conn: Any, collection: str) -> str | None:
-    """What the collection's graph index file was last written from (see set_graph_file_state)."""
-    from engram.store.documents import get_meta
-
-    return get_meta(conn, f"graph_file:{collection}")
-
-
-def set_graph_file_state(conn: Any, collection: str, state: str) -> None:
-    """Record the graph generation and note count the collection's graph index file now
-    shows: a later process need not rebuild the graph to learn the file is current."""
-    from engram.store.documents import set_meta
-
-    set_meta(conn, f"graph_file:{collection}", state)
-
-
 def note_count(conn: Any, collection: str) -> int:
     """How many documents a collection has."""
     row = conn.execute("SELECT count(*) FROM documents WHERE collection = ?", (collection,))
@@ -138,26 +123,130 @@ def texts(conn: Any, hashes: Iterable[str]) -> dict[str, str]:
     return {r[0]: r[1] for r in rows}
 
 
-def typed_documents(conn: Any, collection: str) -> list[tuple[Any, ...]]:
-    """(id, path, title, fact id or None, fact type or '', frontmatter JSON) of every
-    document of a collection, by path, for the graph index file."""
+def _among(ids: Sequence[int] | None, column: str) -> tuple[str, tuple[Any, ...]]:
+    """A condition keeping `column` to `ids` (None: no condition) and its parameter."""
+    if ids is None:
+        return "", ()
+    return f" AND {column} IN (SELECT value FROM json_each(?))", (json.dumps(list(ids)),)
+
+
+def typed_documents(
+    conn: Any, collection: str, ids: Sequence[int] | None = None
+) -> list[tuple[Any, ...]]:
+    """(id, path, title, fact type or '', frontmatter JSON) of the documents of a collection
+    (those of `ids`, else all), by path, for the graph index file."""
+    among, params = _among(ids, "d.id")
     rows = conn.execute(
-        "SELECT d.id, d.path, d.title, f.id, coalesce(f.fact_type, ''), d.frontmatter"
+        "SELECT d.id, d.path, d.title, coalesce(f.fact_type, ''), d.frontmatter"
         " FROM documents d LEFT JOIN facts f ON f.doc_id = d.id"
-        " WHERE d.collection = ? ORDER BY d.path",
-        (collection,),
+        " WHERE d.collection = ?" + among + " ORDER BY d.path",
+        (collection, *params),
     )
     return [tuple(r) for r in rows]
 
 
-def typed_links(conn: Any, collection: str) -> Iterator[tuple[int, str, int, str, int | None, int]]:
-    """(source id, kind, embed, target as written, resolved note id or None, is a file) of
-    every link of a collection, read as they are used (1.9 million rows in a large vault);
-    `is a file` is 1 when the target resolves to an attachment."""
+def typed_links(
+    conn: Any, collection: str, ids: Sequence[int] | None = None
+) -> Iterator[tuple[int, str, int, str, str | None, int]]:
+    """(source id, kind, embed, target as written, path of the note it resolves to or None,
+    is a file) of the links written in the documents of a collection (those of `ids`, else
+    all: 1.9 million rows in a large vault, read as they are used); `is a file` is 1 when
+    the target resolves to a file that is not a note of the collection."""
+    among, params = _among(ids, "l.doc_id")
     rows = conn.execute(
-        "SELECT l.doc_id, l.kind, l.embed, l.target, l.resolved_doc_id,"
-        " l.resolved_path IS NOT NULL FROM links l JOIN documents d ON d.id = l.doc_id"
-        " WHERE d.collection = ? ORDER BY l.doc_id, l.line, l.id",
-        (collection,),
+        "SELECT l.doc_id, l.kind, l.embed, l.target, r.path, l.resolved_path IS NOT NULL"
+        " FROM links l JOIN documents d ON d.id = l.doc_id"
+        " LEFT JOIN documents r ON r.id = l.resolved_doc_id AND r.collection = d.collection"
+        " WHERE d.collection = ?" + among + " ORDER BY l.doc_id, l.line, l.id",
+        (collection, *params),
     )
     return (tuple(r) for r in rows)
+
+
+def fact_paths(conn: Any, collection: str) -> dict[str, str]:
+    """The note path of each fact of a collection, by fact id."""
+    rows = conn.execute(
+        "SELECT f.id, d.path FROM facts f JOIN documents d ON d.id = f.doc_id"
+        " WHERE d.collection = ?",
+        (collection,),
+    )
+    return {r[0]: r[1] for r in rows}
+
+
+def document_paths(conn: Any, collection: str) -> list[tuple[int, str]]:
+    """(id, path) of every document of a collection."""
+    rows = conn.execute("SELECT id, path FROM documents WHERE collection = ?", (collection,))
+    return [(r[0], r[1]) for r in rows]
+
+
+def citing(conn: Any, collection: str, fact_ids: Iterable[str]) -> set[str]:
+    """Paths of the documents of a collection whose properties name one of these fact ids."""
+    found: set[str] = set()
+    for fid in fact_ids:
+        rows = conn.execute(
+            "SELECT path FROM documents WHERE collection = ? AND instr(frontmatter, ?) > 0",
+            (collection, fid),
+        )
+        found.update(r[0] for r in rows)
+    return found
+
+
+def graph_dirty(conn: Any, collection: str) -> list[tuple[str, str, int]]:
+    """(kind, key, n) of what changed in a collection since its graph file was written: `p`
+    and a note path, or `f` and a fact id (store/migrations.py m020)."""
+    rows = conn.execute("SELECT kind, key, n FROM graph_dirty WHERE collection = ?", (collection,))
+    return [(r[0], r[1], r[2]) for r in rows]
+
+
+def clear_graph_dirty(
+    conn: Any, collection: str, rows: Iterable[tuple[str, str, int]] | None = None
+) -> None:
+    """Forget these marks (all of the collection's with None); a mark made again since it was
+    read (a higher `n`) stays."""
+    if rows is None:
+        conn.execute("DELETE FROM graph_dirty WHERE collection = ?", (collection,))
+        return
+    conn.executemany(
+        "DELETE FROM graph_dirty WHERE collection = ? AND kind = ? AND key = ? AND n = ?",
+        [(collection, *row) for row in rows],
+    )
+
+
+def tag_names(conn: Any, collection: str) -> dict[str, str]:
+    """The name of each tag (and tag level) the collection's graph file shows, by key."""
+    rows = conn.execute("SELECT key, name FROM graph_tag_names WHERE collection = ?", (collection,))
+    return {r[0]: r[1] for r in rows}
+
+
+def set_tag_names(
+    conn: Any, collection: str, names: dict[str, str], roots: Iterable[str] | None = None
+) -> None:
+    """Record the names the graph file now shows: of the tags under `roots` (all: None)."""
+    if roots is None:
+        conn.execute("DELETE FROM graph_tag_names WHERE collection = ?", (collection,))
+    else:
+        conn.executemany(
+            "DELETE FROM graph_tag_names WHERE collection = ?"
+            " AND (key = ? OR (key > ? AND key < ?))",
+            [(collection, r, r + "/", r + "0") for r in roots],
+        )
+    conn.executemany(
+        "INSERT INTO graph_tag_names (collection, key, name) VALUES (?, ?, ?)",
+        [(collection, k, v) for k, v in names.items()],
+    )
+
+
+def tagged(conn: Any, collection: str, keys: Iterable[str]) -> set[str]:
+    """Paths of the documents of a collection carrying one of these tag keys."""
+    rows = conn.execute(
+        "SELECT DISTINCT d.path FROM tags t JOIN documents d ON d.id = t.doc_id"
+        " WHERE d.collection = ? AND t.key IN (SELECT value FROM json_each(?))",
+        (collection, json.dumps(list(keys))),
+    )
+    return {r[0] for r in rows}
+
+
+def forget(conn: Any, collection: str) -> None:
+    """Drop what the graph file of a collection that is gone (removed, renamed) was kept by."""
+    conn.execute("DELETE FROM graph_dirty WHERE collection = ?", (collection,))
+    conn.execute("DELETE FROM graph_tag_names WHERE collection = ?", (collection,))

@@ -476,6 +476,114 @@ def m019_extracts(conn: Any) -> None:
     )
 
 
+M020_SQL = """
+CREATE TABLE graph_dirty (
+    collection TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    key TEXT NOT NULL,
+    n INTEGER NOT NULL DEFAULT 1,
+    PRIMARY KEY (collection, kind, key)
+) WITHOUT ROWID
+
+CREATE TABLE graph_tag_names (
+    collection TEXT NOT NULL,
+    key TEXT NOT NULL,
+    name TEXT NOT NULL,
+    PRIMARY KEY (collection, key)
+) WITHOUT ROWID
+
+CREATE INDEX tags_key ON tags (key)
+
+CREATE TRIGGER graph_doc_added AFTER INSERT ON documents BEGIN
+    INSERT INTO graph_dirty (collection, kind, key) VALUES (NEW.collection, 'p', NEW.path)
+    ON CONFLICT DO UPDATE SET n = n + 1;
+END
+
+CREATE TRIGGER graph_doc_changed
+AFTER UPDATE OF path, title, hash, frontmatter, collection ON documents BEGIN
+    INSERT INTO graph_dirty (collection, kind, key) VALUES (OLD.collection, 'p', OLD.path)
+    ON CONFLICT DO UPDATE SET n = n + 1;
+    INSERT INTO graph_dirty (collection, kind, key) VALUES (NEW.collection, 'p', NEW.path)
+    ON CONFLICT DO UPDATE SET n = n + 1;
+END
+
+CREATE TRIGGER graph_doc_removed BEFORE DELETE ON documents BEGIN
+    INSERT INTO graph_dirty (collection, kind, key) VALUES (OLD.collection, 'p', OLD.path)
+    ON CONFLICT DO UPDATE SET n = n + 1;
+    INSERT INTO graph_dirty (collection, kind, key)
+    SELECT OLD.collection, 'f', id FROM facts WHERE doc_id = OLD.id
+    ON CONFLICT DO UPDATE SET n = n + 1;
+    INSERT INTO graph_dirty (collection, kind, key)
+    SELECT OLD.collection, 't', key FROM tags WHERE doc_id = OLD.id
+    ON CONFLICT DO UPDATE SET n = n + 1;
+END
+
+CREATE TRIGGER graph_link_resolved AFTER UPDATE OF resolved_doc_id, resolved_path ON links
+WHEN OLD.resolved_doc_id IS NOT NEW.resolved_doc_id
+    OR OLD.resolved_path IS NOT NEW.resolved_path BEGIN
+    INSERT INTO graph_dirty (collection, kind, key)
+    SELECT collection, 'p', path FROM documents WHERE id = NEW.doc_id
+    ON CONFLICT DO UPDATE SET n = n + 1;
+END
+
+CREATE TRIGGER graph_tag_added AFTER INSERT ON tags BEGIN
+    INSERT INTO graph_dirty (collection, kind, key)
+    SELECT collection, 't', NEW.key FROM documents WHERE id = NEW.doc_id
+    ON CONFLICT DO UPDATE SET n = n + 1;
+END
+
+CREATE TRIGGER graph_tag_removed AFTER DELETE ON tags BEGIN
+    INSERT INTO graph_dirty (collection, kind, key)
+    SELECT collection, 't', OLD.key FROM documents WHERE id = OLD.doc_id
+    ON CONFLICT DO UPDATE SET n = n + 1;
+END
+
+CREATE TRIGGER graph_fact_added AFTER INSERT ON facts BEGIN
+    INSERT INTO graph_dirty (collection, kind, key)
+    SELECT collection, 'p', path FROM documents WHERE id = NEW.doc_id
+    ON CONFLICT DO UPDATE SET n = n + 1;
+    INSERT INTO graph_dirty (collection, kind, key)
+    SELECT collection, 'f', NEW.id FROM documents WHERE id = NEW.doc_id
+    ON CONFLICT DO UPDATE SET n = n + 1;
+END
+
+CREATE TRIGGER graph_fact_changed AFTER UPDATE OF id, doc_id, fact_type ON facts BEGIN
+    INSERT INTO graph_dirty (collection, kind, key)
+    SELECT collection, 'p', path FROM documents WHERE id = OLD.doc_id
+    ON CONFLICT DO UPDATE SET n = n + 1;
+    INSERT INTO graph_dirty (collection, kind, key)
+    SELECT collection, 'f', OLD.id FROM documents WHERE id = OLD.doc_id
+    ON CONFLICT DO UPDATE SET n = n + 1;
+    INSERT INTO graph_dirty (collection, kind, key)
+    SELECT collection, 'p', path FROM documents WHERE id = NEW.doc_id
+    ON CONFLICT DO UPDATE SET n = n + 1;
+    INSERT INTO graph_dirty (collection, kind, key)
+    SELECT collection, 'f', NEW.id FROM documents WHERE id = NEW.doc_id
+    ON CONFLICT DO UPDATE SET n = n + 1;
+END
+
+CREATE TRIGGER graph_fact_removed AFTER DELETE ON facts BEGIN
+    INSERT INTO graph_dirty (collection, kind, key)
+    SELECT collection, 'p', path FROM documents WHERE id = OLD.doc_id
+    ON CONFLICT DO UPDATE SET n = n + 1;
+    INSERT INTO graph_dirty (collection, kind, key)
+    SELECT collection, 'f', OLD.id FROM documents WHERE id = OLD.doc_id
+    ON CONFLICT DO UPDATE SET n = n + 1;
+END
+"""
+
+
+def m020_graph_dirty(conn: Any) -> None:
+    """What changed since each vault's graph index file was written, marked by triggers in the
+    transaction that changes it: a note's path (added, edited, renamed, removed, a link of it
+    resolving elsewhere, its fact row changing), a fact's id (the notes citing it by
+    `supersedes`... change too) and a tag's key (its name may change with the votes).
+    The file is then rewritten part by part (service/graph_files.py); `n` counts marks, so
+    one made during a rewrite outlives it. `graph_tag_names` holds the tag names the file
+    shows, and `tags_key` serves the names of the tags a change reaches."""
+    for statement in M020_SQL.strip().split("\n\n"):
+        conn.execute(statement)
+
 MIGRATIONS: list[Callable[[Any], None]] = [
     m001_documents,
     m002_chunks,
@@ -496,6 +604,7 @@ MIGRATIONS: list[Callable[[Any], None]] = [
     m017_fact_followups,
     m018_tag_keys,
     m019_extracts,
+    m020_graph_dirty,
 ]
 
 

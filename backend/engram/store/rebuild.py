@@ -32,6 +32,8 @@ DERIVED = frozenset(
         "chunked",
         "vault_files",
         "facts",
+        "graph_dirty",  # every note of a new index is marked: the graph file is made again
+        "graph_tag_names",
     }
 )
 # sync bookkeeping, access and recall counts, the hashes Engram wrote to fact notes, model

@@ -7,7 +7,8 @@ without `#` or empty levels. Matching and counting go by the key; `tag:project` 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 
@@ -45,3 +46,32 @@ def note_tags(conn: Any, collections: Sequence[str] = ()) -> list[tuple[int, str
         tuple(collections),
     )
     return [(r[0], r[1], r[2], r[3]) for r in rows]
+
+
+def tags_under(conn: Any, collection: str, roots: Iterable[str]) -> list[tuple[int, str, str, int]]:
+    """`note_tags`' rows of one collection for the tags whose first level is one of `roots`
+    (keys): what their names (service/tags.spellings) are made from."""
+    out: list[tuple[int, str, str, int]] = []
+    roots = list(roots)
+    clauses = " OR ".join("(t.key = ? OR (t.key > ? AND t.key < ?))" for _ in roots)
+    if not clauses:
+        return out
+    params = [p for root in roots for p in tag_params(root)]
+    rows = conn.execute(
+        "SELECT t.doc_id, t.key, t.tag, min(t.line) AS first FROM tags t"
+        " JOIN documents d ON d.id = t.doc_id WHERE d.collection = ? AND (" + clauses + ")"
+        " GROUP BY t.doc_id, t.tag ORDER BY d.path, first, t.tag",
+        (collection, *params),
+    )
+    return [(r[0], r[1], r[2], r[3]) for r in rows]
+
+
+def doc_tags(conn: Any, collection: str, ids: Sequence[int] | None = None) -> list[tuple[int, str]]:
+    """(document id, key) of each tag of the documents of a collection (those of `ids`)."""
+    among = " AND t.doc_id IN (SELECT value FROM json_each(?))" if ids is not None else ""
+    rows = conn.execute(
+        "SELECT DISTINCT t.doc_id, t.key FROM tags t JOIN documents d ON d.id = t.doc_id"
+        " WHERE d.collection = ?" + among,
+        (collection, json.dumps(list(ids))) if ids is not None else (collection,),
+    )
+    return [(r[0], r[1]) for r in rows]
