@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from engram.codec import Seconds, arg
+from engram.index import turns
 from engram.index.chunk import Chunk, chunk_note
 from engram.index.chunk_pages import chunk_pages
 from engram.index.loader import ParsePool, parse_text
@@ -148,7 +149,9 @@ def embed_written(
         matrix = np.asarray(embedder.embed_documents([t for _, t in batch]), dtype=np.float32)
         with db.write() as conn:
             vectors.store_vectors(
-                conn, [(h, row.tobytes()) for (h, _), row in zip(batch, matrix, strict=True)]
+                conn,
+                [(h, row.tobytes()) for (h, _), row in zip(batch, matrix, strict=True)],
+                queued_only=True,
             )
     if todo:
         with db.write() as conn:
@@ -164,39 +167,66 @@ def _chunk_pass(
     progress: Progress | None,
     pool: ParsePool,
 ) -> None:
-    with db.batches() as batch:
-        conn = batch.conn
-        last_commit = time.perf_counter()
-        for i, (doc_hash, path, _collection) in enumerate(todo, 1):
-            text = content_text(conn, doc_hash) or ""
-            title, chunks = _chunks(conn, embedder, doc_hash, path, text, pool)
-            have = vectors.embedded_hashes(conn, [c.text_hash for c in chunks])
-            vectors.enqueue(
-                conn, [(c.text_hash, c.embed_text) for c in chunks if c.text_hash not in have]
+    """Cut each content into passages and queue those without a vector. The cutting (parse,
+    tokens) is done outside any transaction, and in the daemon away from the writers' turn
+    (turns.py); a content a write chunked meanwhile, or one no document has any more, is
+    skipped when the passages are stored."""
+    done = 0
+    while done < len(todo):
+        group, _ = turns.away(partial(_cut_group, db, embedder, todo[done:], pool))
+        with db.write() as conn:
+            still = {
+                (r[0], r[1], r[2])
+                for r in vectors.hashes_to_chunk(conn, only=[g[0] for g in group])
+            }
+            for doc_hash, path, collection, title, chunks in group:
+                if (doc_hash, path, collection) in still:
+                    _store_chunks(conn, doc_hash, title, chunks)
+                    report.documents_chunked += 1
+                    report.chunks += len(chunks)
+        done += len(group)
+        if progress:
+            progress("chunking", done, len(todo))
+
+
+def _cut_group(
+    db: Database, embedder: Embedder, todo: list[Any], pool: ParsePool
+) -> list[tuple[str, str, str, str, list[Chunk]]]:
+    """(hash, path, collection, title, chunks) of the first contents of `todo`: those cut
+    within CHUNK_COMMIT_SECONDS (one at least)."""
+    started = time.perf_counter()
+    conn = db.conn
+    out = []
+    for doc_hash, path, collection in todo:
+        text = content_text(conn, doc_hash) or ""
+        title, chunks = _chunks(conn, embedder, doc_hash, path, text, pool)
+        out.append((doc_hash, path, collection, title, chunks))
+        if time.perf_counter() - started > CHUNK_COMMIT_SECONDS:
+            break
+    return out
+
+
+def _store_chunks(conn: Any, doc_hash: str, title: str, chunks: list[Chunk]) -> None:
+    have = vectors.embedded_hashes(conn, [c.text_hash for c in chunks])
+    vectors.enqueue(conn, [(c.text_hash, c.embed_text) for c in chunks if c.text_hash not in have])
+    vectors.add_chunks(
+        conn,
+        doc_hash,
+        title,
+        [
+            (
+                c.seq,
+                c.start,
+                c.end,
+                c.start_line,
+                c.end_line,
+                " > ".join(c.heading_path),
+                c.text_hash,
+                c.token_count,
             )
-            vectors.add_chunks(
-                conn,
-                doc_hash,
-                title,
-                [
-                    (
-                        c.seq,
-                        c.start,
-                        c.end,
-                        c.start_line,
-                        c.end_line,
-                        " > ".join(c.heading_path),
-                        c.text_hash,
-                        c.token_count,
-                    )
-                    for c in chunks
-                ],
-            )
-            report.documents_chunked += 1
-            report.chunks += len(chunks)
-            if time.perf_counter() - last_commit > CHUNK_COMMIT_SECONDS:
-                batch.commit(partial(progress, "chunking", i, len(todo)) if progress else None)
-                last_commit = time.perf_counter()
+            for c in chunks
+        ],
+    )
 
 
 def _chunks(
@@ -227,10 +257,14 @@ def _embed_pass(
             if not batch:
                 break
             texts = [text for _, text in batch]
-            matrix = np.asarray(embedder.embed_documents(texts), dtype=np.float32)
+            # computed away from the writers' turn (turns.py); a text a write embedded
+            # meanwhile is no longer queued, and its vector is not stored twice
+            matrix, _ = turns.away(partial(_vectors, embedder, texts))
             with db.write() as conn:
                 vectors.store_vectors(
-                    conn, [(h, row.tobytes()) for (h, _), row in zip(batch, matrix, strict=True)]
+                    conn,
+                    [(h, row.tobytes()) for (h, _), row in zip(batch, matrix, strict=True)],
+                    queued_only=True,
                 )
                 unseen = time.perf_counter() - shown < VISIBLE_SECONDS
                 if not unseen:
@@ -243,3 +277,7 @@ def _embed_pass(
         if unseen:
             with db.write() as conn:
                 vectors.bump_generation(conn)
+
+
+def _vectors(embedder: Embedder, texts: list[str]) -> np.ndarray:
+    return np.asarray(embedder.embed_documents(texts), dtype=np.float32)

@@ -1,10 +1,11 @@
 """Incremental indexing: scan, compare (mtime, size) then hash, parse what changed, store.
 
 Work is committed in small transactions, so an interrupted update leaves a consistent index
-that the next run completes. A file whose hash matches a vanished document is a rename: the
-row moves, keeping its id, and is stored again from the new path (a title taken from the file
-name changes with it). Links are stored resolved (index/links.py): the folder's
-file list is brought up to date first, in the update's first transaction.
+that the next run completes; notes are parsed between them, never inside one (in the daemon,
+away from the writers' turn too: index/turns.py). A file whose hash matches a vanished
+document is a rename: the row moves, keeping its id, and is stored again from the new path (a
+title taken from the file name changes with it). Links are stored resolved (index/links.py):
+the folder's file list is brought up to date first, in the update's first transaction.
 """
 
 from __future__ import annotations
@@ -12,14 +13,14 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
 from engram.codec import Seconds, arg
-from engram.index import extracted, links
-from engram.index.loader import Loaded, ParsePool, load_all
+from engram.index import extracted, links, turns
+from engram.index.loader import Item, Loaded, ParsePool, load_all
 from engram.index.resolver import LinkResolver
 from engram.store import documents as docs
 from engram.store import links as links_store
@@ -195,30 +196,28 @@ def _update_collection(
     vanished = {states[p].hash: states[p] for p in sorted(scope - on_disk)}
     claimed: set[int] = set()
 
-    batch_start = time.perf_counter()
     by_rel = {f.rel: f for f in changed}
     doc_ids = {path: st.id for path, st in states.items()}
     resolver = LinkResolver(col.name, doc_ids, walked, len(changed))
     items = [(f.path, f.rel, f.size, f.mtime_ns) for f in changed]
-    cached, items = extracted.split_cached(db.conn, col.name, items, plan.force)
-    with db.batches() as batch:
-        conn = batch.conn
+    loads = _loads(db, col.name, items, max_bytes, pool, plan.force)
+    with db.write() as conn:
         links.sync_files(conn, col.name, col.root, walked, wanted or ())
-        loads = itertools.chain(cached, load_all(col.name, items, max_bytes, pool))
-        for i, loaded in enumerate(loads, 1):
-            f = by_rel[loaded.rel]
-            extracted.remember(conn, loaded)
-            existing = states.get(f.rel)
-            if existing is not None and plan.force:  # stored again even if the text is the same
-                existing = existing._replace(hash="")
-            if _apply(conn, col, f, loaded, existing, vanished, claimed, resolver, report):
-                seen.add(f.rel)
-            done += 1
-            if i % BATCH_MAX == 0 or time.perf_counter() - batch_start > BATCH_SECONDS:
-                resolver.flush(conn)
-                batch.commit(partial(progress, done, total) if progress else None)
-                batch_start = time.perf_counter()
-        resolver.flush(conn)
+    while got := _next_batch(col.name, loads, items, pool):
+        with db.write() as conn:
+            for loaded in got:
+                f = by_rel[loaded.rel]
+                extracted.remember(conn, loaded)
+                existing = states.get(f.rel)
+                if existing is not None and plan.force:  # stored again even if the text is same
+                    existing = existing._replace(hash="")
+                if _apply(conn, col, f, loaded, existing, vanished, claimed, resolver, report):
+                    seen.add(f.rel)
+                done += 1
+            resolver.flush(conn)
+        if progress and done < total:
+            progress(done, total)
+    with db.write() as conn:
         gone = [states[p] for p in sorted(scope - seen) if states[p].id not in claimed]
         report.removed += docs.delete_documents(conn, (g.id for g in gone))
         report.removed_paths.extend((col.name, g.path) for g in gone)
@@ -227,6 +226,52 @@ def _update_collection(
     if progress:
         progress(done, total)
     return done
+
+
+def _loads(
+    db: Database,
+    collection: str,
+    items: list[Item],
+    max_bytes: int,
+    pool: ParsePool | None,
+    force: bool,
+) -> Iterator[Loaded]:
+    """The changed files loaded, in order: PDFs from the cache of their text and notes parsed
+    before a write made the daemon's job start again (`ParsePool.keep`) first."""
+    cached, items = extracted.split_cached(db.conn, collection, items, force)
+    if pool is not None and not force:
+        kept, items = pool.take_kept(collection, items)
+        cached += kept
+    return itertools.chain(cached, load_all(collection, items, max_bytes, pool))
+
+
+def _next_batch(
+    collection: str, loads: Iterator[Loaded], items: list[Item], pool: ParsePool | None
+) -> list[Loaded]:
+    """The next notes to store (none: all stored). Parsing waits for workers outside any
+    transaction, and in the daemon away from the writers' turn (turns.py); a write that ran
+    meanwhile may have made the update's scan stale: it starts again (`Replan`), keeping what
+    was parsed."""
+    got, wrote = turns.away(partial(_take, loads))
+    if wrote:
+        item_of = {item[1]: item for item in items}
+        for loaded in got:
+            if pool is not None and loaded.rel in item_of:
+                pool.keep(collection, item_of[loaded.rel], loaded)
+        raise turns.Replan
+    return got
+
+
+def _take(loads: Iterator[Loaded]) -> list[Loaded]:
+    """The next notes to store in one transaction: up to BATCH_MAX, or what loads within
+    BATCH_SECONDS."""
+    started = time.perf_counter()
+    out: list[Loaded] = []
+    for loaded in loads:
+        out.append(loaded)
+        if len(out) >= BATCH_MAX or time.perf_counter() - started > BATCH_SECONDS:
+            break
+    return out
 
 
 def _apply(

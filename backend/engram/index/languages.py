@@ -13,8 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
+from engram.index import turns
 from engram.models import language, sources
 from engram.store import documents as docs
 from engram.store.db import Database, index_memo
@@ -59,14 +61,20 @@ def backfill(db: Database, progress: Callable[[str, int, int], None] | None = No
     there for a write (a first run over 3,000 notes takes ~2 s)."""
     done, total = 0, docs.count_without_language(db.conn) if progress else 0
     while batch := docs.without_language(db.conn, BATCH):
-        found = [(doc_id, language.detect(text)) for doc_id, text in batch]
+        # told away from the writers' turn (turns.py): a note a write changed meanwhile has
+        # no language again, or a new text, and is told again (`set_language` checks)
+        found, _ = turns.away(partial(_detect, batch))
         with db.write() as conn:
-            for doc_id, code in found:
-                docs.set_language(conn, doc_id, code)
+            for doc_id, text, code in found:
+                docs.set_language(conn, doc_id, code, text)
         done += len(found)
         if progress is not None:
             progress("languages", done, max(total, done))
     return done
+
+
+def _detect(batch: list[tuple[int, str]]) -> list[tuple[int, str, str]]:
+    return [(doc_id, text, language.detect(text)) for doc_id, text in batch]
 
 
 def _estimate(conn: Any, counts: dict[str, int]) -> dict[str, int]:

@@ -10,7 +10,9 @@ deadline on top: a batch that runs past it is killed with its worker, its notes 
 again one by one, and a note that alone runs past its deadline (or kills its worker) is
 indexed as plain text with a warning. Big batches and big files always go to workers; the
 daemon sends every note there (`ParsePool(isolate=True)`), so nothing can hold its writer.
-Workers die with the process that started them (see `_worker_start`).
+Workers die with the process that started them (see `_worker_start`). A `background` pool's
+workers run at nice 19 (the daemon's index job); the daemon starts the fork server from a
+thread at its own priority (`start_server`), so a write's workers keep that priority.
 
 A PDF is read by native code (PDFium), so it always goes to a worker, alone in its task, with a
 deadline of its own (`pdf_deadline`): a crash or a page that never ends costs that PDF (skipped
@@ -19,6 +21,7 @@ with a warning), never the update. A canvas is JSON read within the note limits,
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
@@ -44,6 +47,9 @@ DEADLINE_SECONDS = 10.0  # a task's deadline: this, plus its size at the slowest
 DEADLINE_BYTES_PER_SECOND = 250_000  # ~20x slower than the parser on dense markdown
 WORKER_MEMORY_BYTES = 2 * 1024**3  # address space of a worker (RLIMIT_AS), where supported
 WAIT_STEP_SECONDS = 0.2  # how often a waiter checks that the pool was not stopped
+BACKGROUND_NICE = 19
+KEPT_MAX_BYTES = 256 * 1024**2  # parsed notes kept for an update that starts again (turns.py)
+PRELOAD = ["engram.index.loader", "engram.index.record"]
 PDF_BYTES_PER_SECOND = 1_000_000  # reading and parsing a PDF's objects; its pages have a budget
 
 
@@ -158,7 +164,7 @@ def load_all(
     `pool` isolates all parsing (the daemon); here otherwise."""
     workers = min(os.cpu_count() or 1, 4)
     if len(items) >= PARALLEL_MIN_FILES and workers >= 2:
-        with ParsePool(workers) as many:
+        with ParsePool(workers, background=pool is not None and pool.background) as many:
             yield from many.load(collection, items, max_bytes)
     elif pool is not None and (pool.isolate or _has_big(items, max_bytes)):
         yield from pool.load(collection, items, max_bytes)
@@ -208,19 +214,54 @@ def parse_text(text: str, rel: str, pool: ParsePool) -> ParsedNote:
     return pool.parse(text, rel)
 
 
+def start_server() -> None:
+    """Start the fork server the workers come from, from the calling thread: they inherit its
+    nice value, and a server started by a thread at nice 19 would slow a write's parse."""
+    if os.name != "posix":
+        return
+    import multiprocessing
+    from multiprocessing import forkserver
+
+    multiprocessing.get_context("forkserver").set_forkserver_preload(PRELOAD)
+    forkserver.ensure_running()
+
+
 class ParsePool:
     """Worker processes that parse notes, each task under a deadline.
 
     Started on first use, so holding one costs nothing until a note needs it; `close` stops
     the workers at once (work in flight raises ParsingCancelled in its waiter), and the next
-    use starts new ones.
+    use starts new ones. `background`: the workers run at nice 19.
     """
 
-    def __init__(self, workers: int = 1, isolate: bool = False) -> None:
+    def __init__(self, workers: int = 1, isolate: bool = False, background: bool = False) -> None:
         self.workers = workers
         self.isolate = isolate  # parse every note here, however small
+        self.background = background
         self._pool: ProcessPool | None = None
         self._generation = 0  # bumped by close: waiters from before it give up
+        self._kept: dict[tuple[str, Item], Loaded] = {}
+
+    def keep(self, collection: str, item: Item, loaded: Loaded) -> None:
+        """Hold a parsed note for an update that starts again before storing it (a write ran
+        meanwhile: turns.Replan), up to KEPT_MAX_BYTES of text."""
+        if sum(kept[2] for _, kept in self._kept) + item[2] <= KEPT_MAX_BYTES:
+            self._kept[(collection, item)] = loaded
+
+    def take_kept(self, collection: str, items: list[Item]) -> tuple[list[Loaded], list[Item]]:
+        """(the kept notes among `items`, same path, time and size; the items still to load).
+        The rest kept for this collection is dropped: those files changed again since."""
+        kept = {k: v for k, v in self._kept.items() if k[0] == collection}
+        self._kept = {k: v for k, v in self._kept.items() if k[0] != collection}
+        hits: list[Loaded] = []
+        rest: list[Item] = []
+        for item in items:
+            loaded = kept.get((collection, item))
+            if loaded is None:
+                rest.append(item)
+            else:
+                hits.append(loaded)
+        return hits, rest
 
     def __enter__(self) -> ParsePool:
         return self
@@ -236,9 +277,12 @@ class ParsePool:
 
             ctx = multiprocessing.get_context("forkserver" if os.name == "posix" else "spawn")
             if os.name == "posix":
-                ctx.set_forkserver_preload(["engram.index.loader", "engram.index.record"])
+                ctx.set_forkserver_preload(PRELOAD)
             self._pool = ProcessPool(
-                self.workers, initializer=_worker_start, initargs=(os.getpid(),), context=ctx
+                self.workers,
+                initializer=_worker_start,
+                initargs=(os.getpid(), self.background),
+                context=ctx,
             )
         return self._pool
 
@@ -332,15 +376,19 @@ class ParsePool:
         raise exc
 
 
-def _worker_start(owner: int) -> None:
+def _worker_start(owner: int, background: bool = False) -> None:
     """In each worker, before any task: die with the process that owns the pool.
 
     Linux kills the worker when its parent exits (PR_SET_PDEATHSIG). A worker's parent is the
     forkserver, which exits when its owner does (end of file on its "alive" pipe), so a
     SIGKILLed `engram update` leaves no worker behind; an idle worker also exits at end of
     file on its task pipe. The address space is capped so a runaway parse fails with
-    MemoryError (the note is indexed as plain text) instead of exhausting the machine.
+    MemoryError (the note is indexed as plain text) instead of exhausting the machine. A
+    background pool's worker lowers its own priority (nice 19).
     """
+    if background and hasattr(os, "nice"):
+        with contextlib.suppress(OSError):
+            os.nice(max(0, BACKGROUND_NICE - os.nice(0)))
     if sys.platform.startswith("linux"):
         import ctypes
 

@@ -1,19 +1,24 @@
-"""One writer at a time: index jobs on a low-priority thread, writes on a thread of their own.
-
-The job thread runs at the lowest CPU priority (`lower_priority`), so indexing and embedding a
-vault yield the cores to searches (served by the reader threads) and to the user's other work.
+"""One writer at a time: index jobs on a thread of their own, writes on another, taking turns.
 
 Requests that arrive while a job waits are merged into it (a burst of saves from the plugin or
 the watcher becomes one job; "everything" absorbs any list of paths). Progress is visible in
 `GET /v1/status`. Shutting down stops a running index job at its next batch boundary; the
 indexer commits in small transactions, so the index stays consistent.
 
-Writes (facts, note edits, sync's local side) never wait for a whole job, and never run beside
-one: a job that sees a write waiting stops at its next batch boundary, once it has committed a
-batch since it last started; the writes run, at the daemon's normal priority (a person waits
-for them), and the job starts again from what the index now holds. The job's in-memory plan
-(files scanned, passages to embed) is dropped rather than carried past a write that may have
-changed the same notes; the index records its progress, so little is redone.
+Writes (facts, note edits, sync's local side) never wait behind long work. A job holds the
+writers' turn only for its short SQLite writes: its CPU work (parsing, cutting passages,
+embedding, telling languages) runs "away" (index/turns.py) on a thread at the lowest priority
+(`lower_priority`), with the turn handed to any write that comes meanwhile, and what it
+computed is stored only where it still applies (a write may have indexed the same notes). An
+update's scan that a write may have made stale starts again (`Replan`), its parsed notes kept.
+So a write waits for one short store of the job, run at the daemon's normal priority, never for
+CPU work at nice 19 (which, under load, crawls); and the job's embedding has a llama.cpp
+context of its own, so a write's own passages never wait for its batch. A write that comes
+while the job stores waits for that batch only: the job hands the turn over at the batch's end
+(an update, whose scan may then be stale, stops there and starts again after it: `Preempted`).
+
+The low priority keeps indexing and embedding a vault from taking the cores from searches
+(served by the reader threads) and from the user's other work.
 """
 
 from __future__ import annotations
@@ -33,13 +38,17 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
 from engram.codec import arg, encode
-from engram.service import Engram
+from engram.service import Engram, Replan, giving_way
 
 T = TypeVar("T")
 log = logging.getLogger("engram.server")
 BACKGROUND_NICE = 19
 MAX_STREAK = 4  # a job yielding to writes back to back commits up to 2**4 batches between
 SLICE_SECONDS = 0.5  # ...or runs this long, whichever comes first: what a write may wait
+# CPU work of a job that ends within this holds on to the turn (a write waits this at most):
+# an update starting again after a write stores what it had parsed without letting the next
+# write in first, so a stream of writes cannot starve it
+GRACE_SECONDS = 0.05
 
 
 def lower_priority() -> None:
@@ -47,9 +56,10 @@ def lower_priority() -> None:
 
     Linux keeps the nice value per thread, and a new thread inherits its creator's: llama.cpp's
     OpenMP workers, started by this thread at its first decode, run niced too, while the reader
-    threads and the workers they start keep the daemon's priority. Linux also derives a thread's
-    best-effort I/O priority from its nice value (7, the lowest, at 19) when none is set, so no
-    separate ionice is needed. Elsewhere `setpriority` takes process ids, not thread ids."""
+    threads, the write thread and the workers they start keep the daemon's priority. Linux also
+    derives a thread's best-effort I/O priority from its nice value (7, the lowest, at 19) when
+    none is set, so no separate ionice is needed. Elsewhere `setpriority` takes process ids,
+    not thread ids."""
     if not sys.platform.startswith("linux"):
         return
     tid = threading.get_native_id()
@@ -114,8 +124,11 @@ class JobRunner:
         self.engram = engram
         self.collection = collection
         self.on_error = on_error
-        self.writer = ThreadPoolExecutor(
-            max_workers=1, thread_name_prefix="engram-writer", initializer=lower_priority
+        # the job's own thread, at the daemon's priority: it holds the turn only to store
+        self.writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="engram-writer")
+        # the job's CPU work, away from the turn, at nice 19
+        self.compute = ThreadPoolExecutor(
+            max_workers=1, thread_name_prefix="engram-index", initializer=lower_priority
         )
         # a burst of saves must not rebuild a large vault's graph-index.json for each one
         engram.graph_files.defer = True
@@ -127,13 +140,16 @@ class JobRunner:
         self._turn = asyncio.Lock()  # first come, first served: a preempted job queues again
         self._waiting = 0  # writes waiting for their turn (read by the job between batches)
         self._streak = 0  # times in a row the job yielded to a write already waiting
+        self._writes = 0  # writes that have had their turn (a job away sees if one ran)
+        self._loop_ref: asyncio.AbstractEventLoop | None = None
         self._wake = asyncio.Event()
         self._closing = False
         self._task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
         """Begin running jobs on this event loop."""
-        self._task = asyncio.get_running_loop().create_task(self._loop(), name="engram-jobs")
+        self._loop_ref = asyncio.get_running_loop()
+        self._task = self._loop_ref.create_task(self._loop(), name="engram-jobs")
 
     def submit(self, paths: Iterable[str] | None, source: str) -> Job:
         """Queue an index job (None: everything), merged into one already waiting."""
@@ -160,6 +176,7 @@ class JobRunner:
             await self._turn.acquire()
         finally:
             self._waiting -= 1
+        self._writes += 1
         try:
             loop = asyncio.get_running_loop()
             return await loop.run_in_executor(self.urgent, functools.partial(fn, *args, **kwargs))
@@ -217,7 +234,7 @@ class JobRunner:
             job.changed = list(report.changed_ids)
             if report.warnings:
                 log.info("index job %s: %d warnings", job.id, len(report.warnings))
-        except Preempted:  # the writes queued behind it run first, then it starts again
+        except (Preempted, Replan):  # the writes queued behind it run first, then it starts again
             self._requeue(job)
             return
         except Cancelled:
@@ -275,19 +292,63 @@ class JobRunner:
                 committed += 1
             if not self._waiting:
                 self._streak = 0  # writes are not coming back to back
+            elif phase != "indexing":  # passages, vectors, languages: checked before stored
+                self._hand_over()
             elif yields(done, total, committed, self._streak, time.monotonic() - started):
-                self._streak += 1
+                self._streak += 1  # an update's scan would be stale: it starts again
                 raise Preempted
 
-        if job.indexed is None:
-            if job.paths is None:
-                job.indexed = self.engram.update([self.collection], progress=progress)
-            else:
-                job.indexed = self.engram.update_changed(self.collection, job.paths, progress)
-        self.engram.embed_if_available(
-            [self.collection], lambda phase, done, total: progress(done, total, phase)
-        )
+        with giving_way(self._away):
+            if job.indexed is None:
+                if job.paths is None:
+                    job.indexed = self.engram.update([self.collection], progress=progress)
+                else:
+                    job.indexed = self.engram.update_changed(self.collection, job.paths, progress)
+            self.engram.embed_if_available(
+                [self.collection], lambda phase, done, total: progress(done, total, phase)
+            )
         return job.indexed
+
+    def _away(self, fn: Callable[[], T]) -> tuple[T, bool]:
+        """On the job thread, holding the turn, with no transaction open: run `fn` on the
+        low-priority thread, letting writes take the turn meanwhile unless it ends within
+        GRACE_SECONDS; (its result, whether a write ran meanwhile)."""
+        future = self.compute.submit(fn)
+        try:
+            return future.result(timeout=GRACE_SECONDS), False
+        except TimeoutError:
+            pass
+        before = self._writes
+        self._release()
+        try:
+            future.exception()  # wait for it, whatever the outcome
+        finally:
+            self._take_back()
+        return future.result(), self._writes != before
+
+    def _hand_over(self) -> None:
+        """On the job thread, between batches: let the writes waiting run, then go on."""
+        self._release()
+        self._take_back()
+
+    def _release(self) -> None:
+        assert self._loop_ref is not None
+        self._loop_ref.call_soon_threadsafe(self._turn.release)
+
+    def _take_back(self) -> None:
+        """Wait for the turn again (after the writes already waiting for it)."""
+        loop = self._loop_ref
+        assert loop is not None
+        back = asyncio.run_coroutine_threadsafe(self._turn.acquire(), loop)
+        while True:  # held again before anything else: `_loop` releases it at the end
+            try:
+                back.result(timeout=1.0)
+                break
+            except TimeoutError:
+                if loop.is_closed():
+                    raise Cancelled from None
+        if self._closing:
+            raise Cancelled
 
     async def close(self) -> None:
         """Stop: the running job ends at its next batch, queued ones are dropped."""
@@ -301,5 +362,5 @@ class JobRunner:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
         loop = asyncio.get_running_loop()
-        for pool in (self.writer, self.urgent):
+        for pool in (self.writer, self.compute, self.urgent):
             await loop.run_in_executor(None, functools.partial(pool.shutdown, wait=True))

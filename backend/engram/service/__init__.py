@@ -10,6 +10,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from engram.index.turns import Replan, giving_way
     from engram.memory.results import RecallHit
     from engram.search.query_flags import filter_syntax
     from engram.search.results import Document, Passage, SearchResult
@@ -23,9 +24,11 @@ _WHERE = {
     "NoteChange": "engram.vault.changes",
     "Passage": "engram.search.results",
     "RecallHit": "engram.memory.results",
+    "Replan": "engram.index.turns",
     "SearchResult": "engram.search.results",
     "SyncReport": "engram.sync.engine",
     "filter_syntax": "engram.search.query_flags",
+    "giving_way": "engram.index.turns",
 }
 
 
@@ -41,7 +44,9 @@ __all__ = [
     "NoteChange",
     "Passage",
     "RecallHit",
+    "Replan",
     "SearchResult",
     "SyncReport",
     "filter_syntax",
+    "giving_way",
 ]

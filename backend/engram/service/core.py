@@ -66,7 +66,9 @@ class Core:
             fixed = settings.test_now
             self.clock = lambda: fixed
             self.zone = fixed.tzinfo
-        self._parse_pool: ParsePool | None = None
+        # by role: the daemon's index job parses in workers of its own, at nice 19, so a
+        # write never waits behind a big note's parse (index/turns.py)
+        self._parse_pools: dict[bool, ParsePool] = {}
         self._isolate_parsing = False
 
     @property
@@ -108,11 +110,16 @@ class Core:
     @property
     def parse_pool(self) -> ParsePool:
         """Where notes are parsed outside this process (index/loader.py says when)."""
-        if self._parse_pool is None:
+        from engram.index import turns
+
+        background = turns.in_background()
+        pool = self._parse_pools.get(background)
+        if pool is None:
             from engram.index.loader import ParsePool  # no multiprocessing for a search
 
-            self._parse_pool = ParsePool(isolate=self._isolate_parsing)
-        return self._parse_pool
+            pool = ParsePool(isolate=self._isolate_parsing, background=background)
+            self._parse_pools[background] = pool
+        return pool
 
     @property
     def db(self) -> Database:
@@ -159,15 +166,19 @@ class Core:
 
     def isolate_parsing(self) -> None:
         """Parse every note in a worker process under a deadline (the daemon: no note may
-        hold its writer thread)."""
+        hold its writer thread). The workers' fork server starts here, at the caller's
+        priority, which every worker inherits (the index job's lower their own)."""
+        from engram.index.loader import start_server
+
+        start_server()
         self._isolate_parsing = True
-        if self._parse_pool is not None:
-            self._parse_pool.isolate = True
+        for pool in self._parse_pools.values():
+            pool.isolate = True
 
     def stop_parsing(self) -> None:
         """Stop the parsing worker now (shutdown): an update waiting on it fails at once."""
-        if self._parse_pool is not None:
-            self._parse_pool.close()
+        for pool in list(self._parse_pools.values()):
+            pool.close()
 
     def close(self) -> None:
         """Release the index and anything else this facade opened."""

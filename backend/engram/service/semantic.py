@@ -286,13 +286,14 @@ class SemanticService:
     def embed_written(self, doc_ids: Sequence[int]) -> None:
         """Embed the passages of notes a write just stored, when the model is at hand (never
         loading a missing one, never failing the write: a later `embed` catches up). Writes
-        use the background context: in the daemon they run on the index job's thread."""
+        use the searches' context, not the index job's: in the daemon a write never waits for
+        a batch the job embeds at nice 19 (index/turns.py)."""
         if not doc_ids or not self._can_embed():
             return
         from engram.index import embed as embedding
 
         try:
-            embedder = self.background_embedder()
+            embedder = self.embedder()
         except UnavailableError:
             return
         hashes = docs.hashes_of(self._core.db.conn, list(doc_ids))

@@ -197,9 +197,14 @@ def count_without_language(conn: Any) -> int:
     return int(conn.execute("SELECT count(*) FROM documents WHERE language IS NULL").fetchone()[0])
 
 
-def set_language(conn: Any, doc_id: int, language: str) -> None:
-    """Record a document's language (ISO 639 code, or "und")."""
-    conn.execute("UPDATE documents SET language = ? WHERE id = ?", (language, doc_id))
+def set_language(conn: Any, doc_id: int, language: str, text: str) -> None:
+    """Record a document's language (ISO 639 code, or "und") told from `text`, unless the
+    document has one or holds another text by now."""
+    conn.execute(
+        "UPDATE documents SET language = ? WHERE id = ? AND language IS NULL"
+        " AND coalesce((SELECT c.text FROM content c WHERE c.hash = documents.hash), '') = ?",
+        (language, doc_id, text),
+    )
 
 
 def languages_of(conn: Any, doc_ids: Sequence[int]) -> dict[int, str]:

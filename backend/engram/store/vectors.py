@@ -143,15 +143,19 @@ def queued_of(conn: Any, doc_hashes: Sequence[str], limit: int) -> list[tuple[st
     return [(r[0], r[1]) for r in rows]
 
 
-def store_vectors(conn: Any, items: Sequence[tuple[str, bytes]]) -> None:
-    """Insert vectors for (text_hash, float32 bytes) pairs and take them off the queue."""
+def store_vectors(conn: Any, items: Sequence[tuple[str, bytes]], queued_only: bool = False) -> None:
+    """Insert vectors for (text_hash, float32 bytes) pairs and take them off the queue;
+    `queued_only`: only those still queued (computed outside the transaction, a text may have
+    been embedded, or dropped, meanwhile)."""
     for text_hash, blob in items:
+        cur = conn.execute("DELETE FROM embed_queue WHERE text_hash = ?", (text_hash,))
+        if queued_only and not cur.rowcount:
+            continue
         cur = conn.execute(f"INSERT INTO {VECTOR_TABLE} (embedding) VALUES (?)", (blob,))
         conn.execute(
             "INSERT OR REPLACE INTO embeddings (text_hash, vector_id) VALUES (?, ?)",
             (text_hash, cur.lastrowid),
         )
-        conn.execute("DELETE FROM embed_queue WHERE text_hash = ?", (text_hash,))
 
 
 def knn(

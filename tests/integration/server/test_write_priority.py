@@ -1,5 +1,6 @@
-"""Writes are answered while the daemon indexes and embeds: the job yields at its next batch,
-the write runs (its own notes indexed and embedded), and the job carries on to the same end."""
+"""Writes are answered while the daemon indexes and embeds: the job's CPU work runs away from
+the writers' turn and its short stores yield to them, the write runs (its own notes indexed and
+embedded), and the job carries on to the same end."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import pytest
 from server_helpers import AUTH, TOKEN
 
 from engram import config
+from engram.index import verify
 from engram.models.fake import FakeEmbedder
 from engram.models.protocols import Vector
 from engram.server.app import create_app
@@ -25,6 +27,8 @@ from engram.service import Engram
 from engram.store import vectors
 
 BATCH_SECONDS = 0.15
+CUT_SECONDS = 0.005  # per passage-sized piece of the huge note: ~6 s to cut it all
+MARK = "zebra"  # a word only the huge note holds
 
 
 class SlowEmbedder(FakeEmbedder):
@@ -33,6 +37,30 @@ class SlowEmbedder(FakeEmbedder):
     def embed_documents(self, texts: Sequence[str]) -> list[Vector]:
         time.sleep(BATCH_SECONDS)
         return super().embed_documents(texts)
+
+
+class SlowCutting(FakeEmbedder):
+    """The fake embedder, slow to count the tokens of the huge note's pieces (cutting a huge
+    note into passages is seconds of work); `cutting` is set once that has begun."""
+
+    def __init__(self, dim: int) -> None:
+        super().__init__(dim=dim)
+        self.cutting = threading.Event()
+
+    def count_tokens(self, text: str) -> int:
+        if MARK in text:
+            self.cutting.set()
+            time.sleep(CUT_SECONDS)
+        return super().count_tokens(text)
+
+
+def huge_note(parts: int) -> str:
+    """A note of many sections, each a passage of its own."""
+    out = ["# Huge\n"]
+    for i in range(parts):
+        words = " ".join(f"w{(i * 13 + k) % 1009}" for k in range(60))
+        out.append(f"\n## Part {i}\n\n{words} {MARK} {i}.\n")
+    return "".join(out)
 
 
 def write_notes(folder: Path, count: int) -> None:
@@ -154,3 +182,40 @@ async def test_writes_run_at_the_daemons_priority_not_the_jobs(
         resp = await client.post("/v1/facts", json={"text": "A fact."}, headers=AUTH)
         assert resp.status == 201
         assert seen == [os.getpriority(os.PRIO_PROCESS, 0)]
+
+
+async def test_a_write_is_answered_while_the_job_cuts_a_huge_note(
+    aiohttp_client: Any, xdg: dict[str, str], tmp_path: Path
+) -> None:
+    """A write that comes while the job cuts a huge note into passages (one unit of CPU work,
+    seconds long) is answered before that note is cut; the index then ends current: what a
+    new index of the same files holds, every passage embedded."""
+    vault = tmp_path / "vault"
+    write_notes(vault, 5)
+    (vault / "Huge.md").write_text(huge_note(300), encoding="utf-8")
+    embedder = SlowCutting(dim=32)
+    async with served(aiohttp_client, vault, embedder) as (e, client):
+        deadline = time.monotonic() + 120
+        while not embedder.cutting.is_set():
+            assert time.monotonic() < deadline, "the job never began cutting the huge note"
+            await asyncio.sleep(0.01)
+        huge = e.db.conn.execute("SELECT hash FROM documents WHERE path = 'Huge.md'").fetchone()[0]
+
+        started = time.monotonic()
+        resp = await client.post(
+            "/v1/facts", json={"text": "The zoo moves the zebras on Friday."}, headers=AUTH
+        )
+        took = time.monotonic() - started
+        assert resp.status == 201, await resp.text()
+        assert not vectors.is_chunked(e.db.conn, huge), f"the write waited {took:.1f} s for it"
+
+        await wait_for(client, lambda st: st["indexing"]["state"] == "idle")
+        coverage = vectors.coverage(e.db.conn)
+        assert coverage["documentsNotEmbedded"] == 0 and coverage["queued"] == 0
+        fresh_config = config.resolve(os.environ, index="fresh")
+        with Engram(fresh_config, embedder=FakeEmbedder(dim=32)) as fresh:
+            fresh.init_vault(str(vault), name="vault", template=False)
+            fresh.embed()
+            mine = verify.snapshot(e.db.conn, "vault")
+            drift = verify.compare(mine, verify.snapshot(fresh.db.conn, "vault"))
+        assert [d.describe() for d in drift] == []
