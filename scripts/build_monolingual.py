@@ -3,9 +3,10 @@
 The Obsidian Help repository (github.com/obsidianmd/obsidian-help) holds the same 173 pages in
 each language folder (de, ru, zh, ja, ko, ar, ...). For each language L asked for:
 
-- `corpus.jsonl`: L's pages, `_id` from the page's Publish `permalink` (`/` -> `-`; a page
-  without one: its path), `title` = the file name, `text` = the markdown body without its
-  frontmatter and *without the paragraph used as the page's query*, links and all;
+- `corpus.jsonl`: L's pages, `_id` from the page's Publish `permalink` (`/` -> `-`; `home` for
+  the start page's `/`; a page without one: its path), `title` = the file name, `text` = the
+  markdown body without its frontmatter and *without the paragraph used as the page's query*,
+  links and all;
 - `queries.jsonl`: each page's first prose paragraph (no heading, list, callout, table, code,
   embed), wiki-links and markdown links reduced to their text, markup dropped, cut at 60 words
   (120 characters in scripts written without spaces) - a question in L whose answer is the rest
@@ -140,7 +141,7 @@ def page(repo: Path, commit: str, path: str, lang: str) -> Page:
     body = raw[fm.end() :] if fm else raw
     link = _PERMALINK.search(fm.group(1)) if fm else None
     rel = path.removeprefix(f"{lang}/").removesuffix(".md")
-    doc_id = (link.group(1).strip().strip("/") if link else rel).replace("/", "-")
+    doc_id = (link.group(1).strip().strip("/") if link else rel).replace("/", "-") or "home"
     parts = blocks(body)
     first = next((i for i, b in enumerate(parts) if prose(b)), None)
     if first is None:

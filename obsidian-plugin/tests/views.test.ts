@@ -314,7 +314,7 @@ describe("status bar and status modal", () => {
 	it("says which model serves the vault's languages when the embedder does not", () => {
 		const el = createDiv();
 		const acts = { startBackend: vi.fn(), reindexAll: vi.fn(), refresh: vi.fn() };
-		const advice = "9 of 12 notes (75%) are in German: run `engram models pull multilingual`";
+		const advice = "9 of 12 notes (75%) are in German: run `engram embed --model multilingual`";
 		renderStatusDetails(el, { state: stateFromStatus({ ...STATUS, languageAdvice: advice }), discovery: null, process: null, command: "engram", pendingChanges: 0 }, acts);
 		expect(el.querySelector(".engram-warning")?.textContent).toBe(advice);
 	});

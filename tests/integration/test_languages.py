@@ -21,7 +21,7 @@ ENGLISH = (
     "# {n}\n\nObsidian stores notes as plain Markdown files in a folder, the vault. You can "
     "sync it between two computers and keep backups of it.\n"
 )
-FIX = "engram models pull multilingual"
+FIX = "engram embed --model multilingual"
 
 
 def vault_of(root: Path, german: int, english: int) -> Path:
@@ -149,3 +149,128 @@ def test_identifying_languages_reports_each_committed_batch_and_can_stop_there(
         calls: list[tuple[str, int, int]] = []
         assert languages.backfill(engram.db, lambda *c: calls.append(c)) == pending
         assert calls[-1] == ("languages", pending, pending) and len(calls) == 2
+
+
+def config_of(xdg: dict[str, str]) -> dict[str, object]:
+    return config.load_config_file(Path(xdg["XDG_CONFIG_HOME"]) / "engram" / "index.yml")
+
+
+def test_init_gives_a_mostly_german_vault_the_multilingual_model(
+    run: EngramCli, xdg: dict[str, str], tmp_path: Path
+) -> None:
+    """`init` chooses the model for the vault and says so; an English vault keeps the default,
+    a mixed one keeps it too and is told the command that switches."""
+    env = {**xdg, "NO_COLOR": "1"}
+    out = run(env, "init", str(vault_of(tmp_path / "de", german=8, english=2)))
+    assert "8 of 11 notes are in German: the embedding model is multilingual" in out.stdout
+    assert config_of(xdg)["models"] == {"embed": "multilingual"}
+    assert FIX not in out.stderr  # chosen, so nothing left to advise
+    info = run.json(env, "status")["languages"]
+    assert info["advice"] is None
+
+
+def test_init_keeps_the_english_model_and_recommends_for_a_mixed_vault(
+    run: EngramCli, xdg: dict[str, str], tmp_path: Path
+) -> None:
+    env = {**xdg, "NO_COLOR": "1"}
+    out = run(env, "init", str(vault_of(tmp_path / "mixed", german=4, english=6)))
+    assert "embedding model is multilingual" not in out.stdout
+    assert "German" in out.stderr and FIX in out.stderr
+    assert "models" not in config_of(xdg)
+    english = run.json(env, "init", str(vault_of(tmp_path / "en", german=0, english=9)))
+    assert english["embedModelChosen"] is None and "models" not in config_of(xdg)
+
+
+def test_init_leaves_a_chosen_model_alone(
+    run: EngramCli, xdg: dict[str, str], tmp_path: Path
+) -> None:
+    env = {**xdg, "ENGRAM_EMBED_MODEL": "default", "NO_COLOR": "1"}
+    out = run(env, "init", str(vault_of(tmp_path / "de", german=8, english=2)))
+    assert "embedding model is multilingual" not in out.stdout and FIX in out.stderr
+    assert "models" not in config_of(xdg)
+
+
+def test_embed_recommends_the_multilingual_model_for_a_german_vault(
+    run: EngramCli, xdg: dict[str, str], tmp_path: Path, tiny
+) -> None:
+    """`embed --model` switches (a MiniLM-named model is judged English-only by its name) and
+    embeds; afterwards the German notes are named with the one command that fixes it."""
+    english_only = tmp_path / "tiny-minilm.gguf"
+    english_only.write_bytes(tiny.embed.read_bytes())
+    env = {**xdg, "NO_COLOR": "1"}
+    run(env, "collection", "add", str(vault_of(tmp_path / "v", 6, 1)), "-n", "notes", "--no-index")
+    run(env, "update")
+    out = run(env, "embed", "--model", str(english_only), ok=False)
+    if out.returncode and "sqlite-vec" in out.stderr:
+        pytest.skip("sqlite-vec unavailable: embed cannot run")
+    assert out.returncode == 0, out.stderr
+    assert config_of(xdg)["models"] == {"embed": str(english_only)}
+    assert "passages embedded" in out.stdout
+    assert "6 of 7 notes (86%) are in German" in out.stderr and FIX in out.stderr
+    refused = run({**env, "ENGRAM_EMBED_MODEL": "default"}, "embed", "--model", "x", ok=False)
+    assert refused.returncode != 0 and "ENGRAM_EMBED_MODEL is set" in refused.stderr
+
+
+@pytest.fixture(scope="module")
+def e5_file() -> Path:
+    """The built-in multilingual model from the user's cache (not downloaded here)."""
+    from engram.models import sources
+
+    try:
+        return sources.resolve(
+            "multilingual", config.xdg_dir(os.environ, "XDG_CACHE_HOME", ".cache")
+        )
+    except sources.ModelError:
+        pytest.skip("the multilingual model is not prepared: engram models pull multilingual")
+
+
+@pytest.mark.slow
+def test_embed_model_multilingual_switches_and_embeds_again(
+    run: EngramCli, xdg: dict[str, str], tmp_path: Path, tiny, e5_file: Path
+) -> None:
+    """The recommended command on the real model: the vault is embedded again with it, and the
+    advice is gone."""
+    from engram.models import sources
+
+    models = Path(xdg["XDG_CACHE_HOME"]) / "engram" / "models"
+    models.mkdir(parents=True)
+    (models / sources.MULTILINGUAL.file).symlink_to(e5_file)
+    env = {**xdg, "NO_COLOR": "1"}
+    run(env, "init", str(vault_of(tmp_path / "v", german=4, english=6)))
+    assert "models" not in config_of(xdg)
+    out = run(env, "embed", "--model", "multilingual", ok=False)
+    if out.returncode and "sqlite-vec" in out.stderr:
+        pytest.skip("sqlite-vec unavailable: embed cannot run")
+    assert out.returncode == 0, out.stderr
+    assert config_of(xdg)["models"] == {"embed": "multilingual"}
+    assert "multilingual-e5-small" in out.stdout and FIX not in out.stderr
+    assert run.json(env, "status")["languages"]["advice"] is None
+
+
+def test_query_explains_why_an_english_model_s_vectors_count_for_nothing_on_german_notes(
+    run: EngramCli, xdg: dict[str, str], tmp_path: Path, tiny
+) -> None:
+    """Hybrid search on German notes with an English-only model: the vector list's trust is 0
+    (the query is German), the keyword list's 1, and --explain says so."""
+    english_only = tmp_path / "tiny-minilm.gguf"
+    english_only.write_bytes(tiny.embed.read_bytes())
+    env = {**xdg, "ENGRAM_EMBED_MODEL": str(english_only), "NO_COLOR": "1"}
+    run(env, "collection", "add", str(vault_of(tmp_path / "v", 6, 4)), "-n", "notes")
+    out = run(env, "embed", ok=False)
+    if out.returncode and "sqlite-vec" in out.stderr:
+        pytest.skip("sqlite-vec unavailable: embed cannot run")
+    german = "Kannst du Notizen zwischen zwei Rechnern synchronisieren?"
+    stages = run.json(env, "query", german, "--explain")["stages"]
+    assert stages["trust vec:original"].startswith("0.00 (the query is surely not in en")
+    assert stages["trust bm25:original"].startswith("1.00 (the notes hold 100% of")
+    unknown = "Wie bekomme ich meine Aufzeichnungen auf den Laptop?"  # no word in the notes
+    stages = run.json(env, "query", unknown, "--explain")["stages"]
+    assert stages["trust vec:original"].endswith("; no list can be trusted, so all count alike)")
+    assert stages["trust bm25:original"].startswith("1.00 (the notes hold 0% of")
+    english = "How do I sync the vault between two computers?"
+    stages = run.json(env, "query", english, "--explain")["stages"]
+    assert stages["trust vec:original"] == (
+        "1.00 (the query is likely in en, which the embedding model reads)"
+    )
+    human = run(env, "query", english, "--explain")
+    assert "stage trust vec:original: 1.00 (the query is likely in en" in human.stderr

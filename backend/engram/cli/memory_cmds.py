@@ -100,8 +100,11 @@ def init(
     """Register VAULT as the default vault: a collection, its facts folder, the template."""
     info = state.engram.init_vault(vault, name, facts_root, config_dir, index=not no_index)
     plan = state.engram.graph_colours(True, info.name) if graph_colours else None
+    # a vault mostly in languages the English model does not read gets the multilingual one
+    chosen = state.engram.fit_embed_model() if info.documents is not None else None
     if as_json:
-        echo_json(encode(info) | ({"graphColours": encode(plan)} if plan else {}))
+        extra = {"graphColours": encode(plan)} if plan else {}
+        echo_json(encode(info) | extra | {"embedModelChosen": chosen})
         return
     if plan is not None:
         from engram.cli.graph_files_cmds import show_plan
@@ -112,7 +115,10 @@ def init(
     say(f"template {info.template}: {info.template_status}")
     if info.documents is not None:
         say(f"{info.documents} documents indexed")
-        language_hint(state)
+        if chosen:
+            say(chosen)
+        else:
+            language_hint(state)
 
 
 @cli.group()

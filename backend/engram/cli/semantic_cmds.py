@@ -105,15 +105,31 @@ def models_path(state: State, role: str) -> None:
     multiple=True,
     help="Only chunk this collection (repeatable).",
 )
+@click.option(
+    "--model",
+    "model",
+    metavar="SPEC",
+    help="Switch the embedding model first (default, multilingual, a .gguf path or hf:...): "
+    "prepares it, sets models.embed in the config file, and embeds again with it.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Output the report as JSON.")
 @pass_state
-def embed(state: State, force: bool, collections: tuple[str, ...], as_json: bool) -> None:
+def embed(
+    state: State, force: bool, collections: tuple[str, ...], model: str | None, as_json: bool
+) -> None:
     """Chunk notes and embed the passages that have no vector yet (resumable)."""
+    from engram.cli.collections_cmds import language_hint
+
+    if model is not None:
+        info = state.engram.use_embed_model(model, None if as_json else lambda m: say(m, err=True))
+        if not as_json:
+            say(f"embedding model: {model} ({info.model_id}), set as models.embed", err=True)
     report = run_embed(state, collections, force, quiet=as_json)
     if as_json:
         echo_json(report)
     else:
         say(report.summary())
+        language_hint(state)
 
 
 def run_embed(state: State, collections: tuple[str, ...], force: bool, quiet: bool) -> Any:

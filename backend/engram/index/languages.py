@@ -26,10 +26,9 @@ MIN_NOTES = 3  # fewer such notes than this is not a pattern yet
 LANGUAGES_SHOWN = 3
 SAMPLE = 150  # notes not looked at yet that a report identifies (not stored) to estimate
 BATCH = 100  # notes identified per transaction (~70 ms)
-FIX = (
-    "run `engram models pull multilingual`, set models.embed: multilingual in the config file "
-    "(or ENGRAM_EMBED_MODEL=multilingual), then `engram embed`"
-)
+MOSTLY = 0.5  # a vault with more of its notes unserved than this gets the multilingual model
+SWITCH = "engram embed --model multilingual"
+FIX = f"run `{SWITCH}` (it switches the embedding model and embeds again, resumably)"
 
 
 @dataclass(frozen=True)
@@ -138,4 +137,27 @@ def report(conn: Any, embed_spec: str | None) -> LanguageReport:
         unserved=missing,
         unserved_share=round(share, 3),
         advice=advice,
+    )
+
+
+def mostly_unserved(report: LanguageReport) -> bool:
+    """Whether most notes whose language is known are in languages the embedder does not serve
+    (what makes `init` choose the multilingual model)."""
+    total = sum(report.languages.values())
+    return report.unserved >= MIN_NOTES and report.unserved > MOSTLY * total
+
+
+def chosen_for(report: LanguageReport, before: str, model: str) -> str:
+    """What `init` says when it chose `model` (a built-in's spec) instead of `before` for a
+    vault mostly in languages `before` does not serve (`report` was made for `before`)."""
+    total = sum(report.languages.values())
+    unserved = language.unserved(report.languages, served(before) or frozenset())
+    top = sorted(unserved.items(), key=lambda kv: (-kv[1], kv[0]))[:LANGUAGES_SHOWN]
+    names = ", ".join(language.NAMES.get(c, c) for c, _ in top)
+    built_in = sources.BUILT_IN[model]
+    return (
+        f"{report.unserved} of {total} notes are in {names}: the embedding model is {model} "
+        f"({built_in.name}, models.embed in the config file), which reads them; `engram embed` "
+        f"prepares it ({built_in.download_mb} MB). For English-only notes, the default model is "
+        "faster and better: `engram embed --model default`"
     )

@@ -337,6 +337,8 @@ class Engram(Core):
     model_path = Handover(lambda e: e._semantic.model_path)
     models_list = Handover(lambda e: e._semantic.models_list)
     models_pull = Handover(lambda e: e._semantic.models_pull)
+    use_embed_model = Handover(lambda e: e._semantic.use_embed_model)
+    fit_embed_model = Handover(lambda e: e._semantic.fit_embed_model)
     models_info = Handover(lambda e: e._semantic.models_info)
 
     def embed(

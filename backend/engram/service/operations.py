@@ -279,6 +279,8 @@ LOCAL: dict[str, str] = {
     "models_list": "this machine's model files",
     "models_info": "reads a model file of this machine",
     "models_pull": "downloads into this machine's model cache, with progress on this terminal",
+    "use_embed_model": "prepares a model in this machine's cache and edits the config file",
+    "fit_embed_model": "edits the config file (init's choice of embedding model)",
     "doctor": "checks this process: its Python, its models, its view of the files",
     "bench": "measures retrieval in this process (latency is what it reports)",
 }

@@ -219,6 +219,38 @@ class SemanticService:
                 raise UnavailableError(str(exc)) from None
         return sources.info(path)
 
+    def use_embed_model(self, spec: str, progress: Callable[[str], None] | None = None) -> GGUFInfo:
+        """Make `spec` the embedding model: prepare it (download or convert, as `models pull`),
+        then record it as models.embed in the config file; the next `embed` starts over with
+        it (resumably: an interrupted run goes on with the new model)."""
+        if "embed_model" in self._core.settings.from_env:
+            raise InvalidInputError(
+                "ENGRAM_EMBED_MODEL is set, and it decides the embedding model",
+                f"unset it, or set it to {spec}",
+            )
+        info = self.models_pull(spec, progress)
+        self._core.edit_config(lambda raw: _set_embed_model(raw, spec))
+        return info
+
+    def fit_embed_model(self) -> str | None:
+        """At `init`: give a vault mostly in languages the default embedder does not serve the
+        multilingual model, unless a model was chosen (config file or ENGRAM_EMBED_MODEL);
+        the sentence saying so, or None. The model is prepared by the next `embed`."""
+        from engram.index import languages
+
+        settings = self._core.settings
+        models = settings.raw.get("models")
+        chosen = isinstance(models, dict) and models.get("embed") is not None
+        if chosen or "embed_model" in settings.from_env:
+            return None
+        before = settings.embed_model or sources.DEFAULT_SPEC
+        report = languages.report(self._core.db.conn, before)
+        if before != sources.DEFAULT_SPEC or not languages.mostly_unserved(report):
+            return None
+        spec = sources.MULTILINGUAL.spec
+        self._core.edit_config(lambda raw: _set_embed_model(raw, spec))
+        return languages.chosen_for(report, before, spec)
+
     def embed(
         self,
         collections: Iterable[str] = (),
@@ -452,3 +484,9 @@ class SemanticService:
                 "run `engram embed` to re-embed with the new model",
             )
         return embedder
+
+
+def _set_embed_model(raw: dict[str, Any], spec: str) -> None:
+    """Set models.embed in a parsed config file, keeping the other model settings."""
+    models = raw.get("models")
+    raw["models"] = {**(models if isinstance(models, dict) else {}), "embed": spec}
