@@ -82,6 +82,18 @@ def test_a_tag_shown_another_way_is_rewritten_in_every_part(
     assert index_of(vault) == json.loads(mem.graph_export("json").text)
 
 
+def test_a_moved_note_can_flip_a_tied_tag_name(mem: Engram, vault: Path) -> None:
+    """Between equal votes the spelling seen first (by path) names a tag: a move changes
+    which that is, though no tag row changed."""
+    (vault / "A tie.md").write_text("# A\n\n#Tied\n")
+    (vault / "B tie.md").write_text("# B\n\n#tied\n")
+    mem.update()
+    assert "tag:Tied" in {n["id"] for n in index_of(vault)["nodes"]}
+    mem.note_move("A tie.md", "Z tie.md")
+    assert "tag:tied" in {n["id"] for n in index_of(vault)["nodes"]}
+    assert index_of(vault) == json.loads(mem.graph_export("json").text)
+
+
 def test_a_moved_fact_moves_the_edges_of_the_facts_citing_it(
     mem: Engram, vault: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -90,7 +90,10 @@ def test_an_index_from_before_tag_keys_is_upgraded_to_what_a_new_one_holds(
         conn.execute("DROP INDEX tags_key")
         conn.execute("DROP TABLE graph_dirty")
         conn.execute("DROP TABLE graph_tag_names")
-        conn.execute("DELETE FROM _migrations WHERE name = 'm020_graph_dirty'")
+        conn.execute("DROP TABLE graph_files")
+        conn.execute(
+            "DELETE FROM _migrations WHERE name IN ('m020_graph_dirty', 'm021_graph_files')"
+        )
         conn.execute("ALTER TABLE tags DROP COLUMN key")
         conn.execute("CREATE INDEX tags_tag ON tags (tag COLLATE NOCASE)")
         conn.execute("DELETE FROM _migrations WHERE name = 'm018_tag_keys'")

@@ -32,7 +32,7 @@ log = logging.getLogger(__name__)
 
 INDEX_FILE = ".engram/graph-index.json"
 PARTS_DIR = ".engram/graph-index"
-NOTES_PER_PART = 1000
+NOTES_PER_PART = 500
 MAX_PARTS = 1024
 DEFER_FACTOR = 10  # with `defer`, a file is rebuilt at most once per 10 x its rebuild time
 FORMATS = ("json", "graphml")
@@ -102,6 +102,22 @@ def part_count(notes: int, now: int | None) -> int:
     while ideal * NOTES_PER_PART < notes and ideal < MAX_PARTS:
         ideal *= 2
     return now if now is not None and ideal // 4 <= now <= ideal * 4 else ideal
+
+
+def recounted(marks: Iterable[tuple[str, str, int]]) -> set[str]:
+    """The tag roots (first levels) whose votes `marks` may have changed: those a `t` mark
+    names, and those of a tag row (key, note, line, spelling) inserted and deleted a different
+    number of times (an edited note's unchanged tags are deleted and inserted once each)."""
+    roots = {_root(key) for kind, key, _ in marks if kind == "t"}
+    net: dict[str, int] = {}
+    for kind, key, n in marks:
+        if kind in ("+", "-"):
+            net[key] = net.get(key, 0) + (n if kind == "+" else -n)
+    return roots | {_root(key.split("\x1f")[0]) for key, count in net.items() if count}
+
+
+def _root(key: str) -> str:
+    return key.split("/")[0]
 
 
 def _head(collection: str, count: int) -> str:
@@ -242,20 +258,24 @@ class GraphFiles:
             col = settings.collection(name)
             conn = self._db().conn
             if col is None or settings.vault(name) is None:  # only vaults keep the file
-                if col is not None and store.graph_dirty(conn, name):
+                if col is not None and store.graph_file_kept(conn, name):
                     with self._db().write() as conn:
-                        store.clear_graph_dirty(conn, name)
+                        store.forget(conn, name)
                 continue
             marks = store.graph_dirty(conn, name)
             started = monotonic()
             try:
                 root = Path(col.path)
                 head = safe_join(root, INDEX_FILE)
-                count = _parts_on_disk(root, head, name)
+                kept = store.graph_file_kept(conn, name)
+                count = _parts_on_disk(root, head, name) if kept else None
                 if count is not None and not marks:
                     continue  # nothing changed since it was written
                 want = part_count(store.note_count(conn, name), count)
                 if count != want:
+                    if not kept:  # changes are marked from here on: none is missed
+                        with self._db().write() as conn:
+                            store.keep_graph_file(conn, name)
                     written += self._write_whole(name, root, head, want)
                 else:
                     written += self._write_changed(name, root, count, marks)
@@ -292,22 +312,24 @@ class GraphFiles:
         conn = self._db().conn
         paths = {key for kind, key, _ in marks if kind == "p"}
         paths |= store.citing(conn, name, [key for kind, key, _ in marks if kind == "f"])
-        roots = {key.split("/")[0] for kind, key, _ in marks if kind == "t"}
+        roots = recounted(marks)
         names = spellings(store_tags.tags_under(conn, name, roots))
         shown = store.tag_names(conn, name)
-        under = [k for k in shown if k.split("/")[0] in roots]
+        under = [k for k in shown if _root(k) in roots]
         renamed = {k for k in {*names, *under} if names.get(k) != shown.get(k)}
         paths |= store.tagged(conn, name, renamed)
         todo = {gi.part_of(p, count) for p in paths}
         ids = [i for i, p in store.document_paths(conn, name) if gi.part_of(p, count) in todo]
         keys = {k for _, k in store_tags.doc_tags(conn, name, ids)}
-        more = {k.split("/")[0] for k in keys} - roots
-        names |= spellings(store_tags.tags_under(conn, name, more)) if more else {}
+        names |= {k: shown[k] for k in keys if k not in names and k in shown}  # votes unchanged
+        unknown = {_root(k) for k in keys if k not in names}
+        names |= spellings(store_tags.tags_under(conn, name, unknown)) if unknown else {}
         parts = gi.split(self._graph(conn, name, ids, names), count)
         written = self._write_parts(name, root, parts, sorted(todo))
-        shown_now = {k: v for k, v in names.items() if k.split("/")[0] in roots}
+        recount = roots | unknown
+        shown_now = {k: v for k, v in names.items() if _root(k) in recount}
         with self._db().write() as conn:
-            store.set_tag_names(conn, name, shown_now, roots)
+            store.set_tag_names(conn, name, shown_now, recount)
         return written
 
     def _write_parts(

@@ -247,6 +247,18 @@ def tagged(conn: Any, collection: str, keys: Iterable[str]) -> set[str]:
 
 
 def forget(conn: Any, collection: str) -> None:
-    """Drop what the graph file of a collection that is gone (removed, renamed) was kept by."""
-    conn.execute("DELETE FROM graph_dirty WHERE collection = ?", (collection,))
-    conn.execute("DELETE FROM graph_tag_names WHERE collection = ?", (collection,))
+    """Stop keeping a collection's graph file up to date (removed, renamed: its next file is
+    written whole), and drop what it was kept by."""
+    for table in ("graph_files", "graph_dirty", "graph_tag_names"):
+        conn.execute(f"DELETE FROM {table} WHERE collection = ?", (collection,))
+
+
+def graph_file_kept(conn: Any, collection: str) -> bool:
+    """Whether changes to the collection are marked for its graph file (written whole)."""
+    row = conn.execute("SELECT 1 FROM graph_files WHERE collection = ?", (collection,))
+    return row.fetchone() is not None
+
+
+def keep_graph_file(conn: Any, collection: str) -> None:
+    """The collection's graph file is written whole: mark changes to it from now on."""
+    conn.execute("INSERT OR IGNORE INTO graph_files (collection) VALUES (?)", (collection,))

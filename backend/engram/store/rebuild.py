@@ -32,7 +32,8 @@ DERIVED = frozenset(
         "chunked",
         "vault_files",
         "facts",
-        "graph_dirty",  # every note of a new index is marked: the graph file is made again
+        "graph_files",  # none in a new index: each graph file is written whole again
+        "graph_dirty",
         "graph_tag_names",
     }
 )
