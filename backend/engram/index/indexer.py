@@ -21,7 +21,7 @@ from typing import Any
 from engram.codec import Seconds, arg
 from engram.index import extracted, links, turns
 from engram.index.loader import Item, Loaded, ParsePool, load_all
-from engram.index.resolver import LinkResolver
+from engram.index.resolver import LinkResolver, NoteIds
 from engram.store import documents as docs
 from engram.store import links as links_store
 from engram.store.admin import merge_fts_segments
@@ -119,10 +119,10 @@ def update(
         def warn(rel: str, msg: str, _c: str = col.name) -> None:
             report.warnings.append(IndexWarning(_c, rel, msg))
 
-        states = docs.doc_states(db.conn, col.name)
         wanted = None if only_paths is None else only_paths.get(col.name, set())
         if wanted is not None and not wanted:
             continue
+        states = docs.doc_states(db.conn, col.name, wanted)  # a watcher update: its paths
         files = (
             list(scan(col.root, col.pattern, col.ignore, warn))
             if wanted is None
@@ -197,7 +197,14 @@ def _update_collection(
     claimed: set[int] = set()
 
     by_rel = {f.rel: f for f in changed}
-    doc_ids = {path: st.id for path, st in states.items()}
+    # a watcher update knows the notes at its own paths as they were; others are looked up
+    known = {path: st.id for path, st in states.items()}
+    if wanted is None:
+        doc_ids = NoteIds(known, None)
+    else:
+        doc_ids = NoteIds(
+            {p: known.get(p) for p in wanted}, partial(docs.doc_id, db.conn, col.name)
+        )
     resolver = LinkResolver(col.name, doc_ids, walked, len(changed))
     items = [(f.path, f.rel, f.size, f.mtime_ns) for f in changed]
     loads = _loads(db, col.name, items, max_bytes, pool, plan.force)

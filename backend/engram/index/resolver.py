@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from engram.store import links as store
@@ -13,17 +14,49 @@ SHARED_INDEX_OVER = 64  # notes to resolve before one index of every file beats 
 ParsedLink = tuple[str, str, str | None, str | None, str | None, int, int]
 
 
+class NoteIds:
+    """Path -> id of a collection's notes, kept current as the update stores and moves notes:
+    those read when it began, and, when it did not read them all (a watcher update of a few
+    files in a large vault), any other looked up in the index when first asked."""
+
+    def __init__(
+        self, known: Mapping[str, int | None], lookup: Callable[[str], int | None] | None
+    ) -> None:
+        self._known: dict[str, int | None] = dict(known)
+        self._lookup = lookup
+
+    def get(self, path: str) -> int | None:
+        if path not in self._known:
+            self._known[path] = self._lookup(path) if self._lookup else None
+        return self._known[path]
+
+    def __contains__(self, path: object) -> bool:
+        return isinstance(path, str) and self.get(path) is not None
+
+    def __getitem__(self, path: str) -> int:
+        found = self.get(path)
+        if found is None:
+            raise KeyError(path)
+        return found
+
+    def __setitem__(self, path: str, doc_id: int) -> None:
+        self._known[path] = doc_id
+
+    def __delitem__(self, path: str) -> None:
+        self._known[path] = None
+
+
 class LinkResolver:
     """Resolves a collection's links as the indexer stores its notes (run after `sync_files`).
 
-    `doc_ids` (path -> id of the collection's indexed notes, as the update began) is kept
-    current as notes are stored and moved. `files` is every file of the folder when the update
+    `doc_ids` (the collection's indexed notes, NoteIds) is kept current as notes are stored
+    and moved. `files` is every file of the folder when the update
     walked it; with many notes to resolve, one index of every file serves them all, else each
     note looks up the files its link names could resolve to.
     """
 
     def __init__(
-        self, collection: str, doc_ids: dict[str, int], files: set[str] | None, notes: int
+        self, collection: str, doc_ids: NoteIds, files: set[str] | None, notes: int
     ) -> None:
         self.collection = collection
         self._doc_ids = doc_ids
@@ -73,7 +106,9 @@ class LinkResolver:
         index = self._index_for(conn, path, keys)
         paths = [self._path(index, lk[1], path, lk[0] == "markdown") for lk in links]
         subpaths = {
-            p for p, lk in zip(paths, links, strict=True) if p in self._doc_ids and (lk[2] or lk[3])
+            p
+            for p, lk in zip(paths, links, strict=True)
+            if p is not None and p in self._doc_ids and (lk[2] or lk[3])
         }
         if subpaths:
             self._add_info(conn, index, path, own, subpaths)

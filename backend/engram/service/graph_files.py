@@ -319,7 +319,7 @@ class GraphFiles:
         renamed = {k for k in {*names, *under} if names.get(k) != shown.get(k)}
         paths |= store.tagged(conn, name, renamed)
         todo = {gi.part_of(p, count) for p in paths}
-        ids = [i for i, p in store.document_paths(conn, name) if gi.part_of(p, count) in todo]
+        ids = store.documents_where(conn, name, lambda p: gi.part_of(p, count) in todo)
         keys = {k for _, k in store_tags.doc_tags(conn, name, ids)}
         names |= {k: shown[k] for k in keys if k not in names and k in shown}  # votes unchanged
         unknown = {_root(k) for k in keys if k not in names}

@@ -75,13 +75,25 @@ def max_seq(conn: Any) -> int:
     return int(get_meta(conn, SEQ_KEY) or 0)
 
 
-def doc_states(conn: Any, collection: str) -> dict[str, DocState]:
-    """Every stored document of a collection, by relative path."""
+def doc_states(
+    conn: Any, collection: str, paths: Iterable[str] | None = None
+) -> dict[str, DocState]:
+    """The stored documents of a collection (at `paths`, else all), by relative path."""
+    among = "" if paths is None else " AND path IN (SELECT value FROM json_each(?))"
     rows = conn.execute(
-        "SELECT id, path, hash, mtime_ns, size, title FROM documents WHERE collection = ?",
-        (collection,),
+        "SELECT id, path, hash, mtime_ns, size, title FROM documents WHERE collection = ?"
+        + among,
+        (collection,) if paths is None else (collection, json.dumps(sorted(paths))),
     )
     return {r[1]: DocState(*r) for r in rows}
+
+
+def doc_id(conn: Any, collection: str, path: str) -> int | None:
+    """The id of the document at a path of a collection, if any."""
+    row = conn.execute(
+        "SELECT id FROM documents WHERE collection = ? AND path = ?", (collection, path)
+    ).fetchone()
+    return None if row is None else int(row[0])
 
 
 def upsert_note(conn: Any, rec: NoteRecord, now: str) -> tuple[int, bool]:

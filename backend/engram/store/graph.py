@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -173,10 +173,10 @@ def fact_paths(conn: Any, collection: str) -> dict[str, str]:
     return {r[0]: r[1] for r in rows}
 
 
-def document_paths(conn: Any, collection: str) -> list[tuple[int, str]]:
-    """(id, path) of every document of a collection."""
+def documents_where(conn: Any, collection: str, keep: Callable[[str], bool]) -> list[int]:
+    """Ids of the documents of a collection whose path `keep` accepts, read in one pass."""
     rows = conn.execute("SELECT id, path FROM documents WHERE collection = ?", (collection,))
-    return [(r[0], r[1]) for r in rows]
+    return [i for i, p in rows if keep(p)]
 
 
 def citing(conn: Any, collection: str, fact_ids: Iterable[str]) -> set[str]:
