@@ -6,8 +6,10 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from engram.vault.scan import is_ignored, matches, scan
+from engram.vault.scan import glob_regex, is_ignored, matches, scan
 
 
 @pytest.mark.parametrize(
@@ -79,3 +81,34 @@ def test_symlinks_are_indexed_once_under_the_real_path_and_never_out_of_the_root
     assert found == ["notes/real.md"]
     assert sorted(r for r, _ in warnings) == ["elsewhere", "passwd.md", "secret.md"]
     assert all("outside the collection" in m for _, m in warnings)
+
+
+@given(st.lists(st.text(alphabet="aZé./-_ ", min_size=1, max_size=8), min_size=1, max_size=4))
+def test_a_suffix_glob_matches_as_its_regular_expression_does(parts: list[str]) -> None:
+    """`**/*.md`, the default mask, is tested by the name's ending: the same answers."""
+    rel = "/".join(parts)
+    for pattern in ("**/*.md", "**/*.MD", "/**/*.canvas"):
+        assert matches(pattern, rel) is (glob_regex(pattern).match(rel) is not None)
+
+
+def test_one_walk_lists_the_notes_and_every_file_links_resolve_against(tmp_path: Path) -> None:
+    """A full update walks the folder once: the files it adds to `every` are exactly the
+    vault's files as links see them (index/links.vault_files), whatever the mask and the
+    ignore globs say, and the notes it yields are the mask's."""
+    from engram.index.links import vault_files
+
+    root = tmp_path / "v"
+    for rel in (
+        "a.md", "img.png", "log.jsonl", "Sub/b.MD", "Sub/c.pdf", "skip/d.md", "skip/deep/e.png",
+        ".obsidian/app.json", ".hidden.md", "node_modules/x.md", "Sub/.dot/f.md", "Ü/ß.md",
+    ):  # fmt: skip
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text("x")
+    (tmp_path / "outside.md").write_text("x")
+    os.symlink(tmp_path / "outside.md", root / "link.md")
+    os.symlink(root / "Sub", root / "loop")
+    (root / b"bad\xff.md".decode("utf-8", "surrogateescape")).write_text("x")
+    every: set[str] = set()
+    notes = [f.rel for f in scan(root, "**/*.md", ("skip/",), None, every)]
+    assert every == vault_files(root)
+    assert notes == ["Sub/b.MD", "a.md", "Ü/ß.md"]

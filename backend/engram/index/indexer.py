@@ -123,16 +123,14 @@ def update(
         if wanted is not None and not wanted:
             continue
         states = docs.doc_states(db.conn, col.name, wanted)  # a watcher update: its paths
-        files = (
-            list(scan(col.root, col.pattern, col.ignore, warn))
-            if wanted is None
-            else [f for f in (_stat_one(col, rel, warn) for rel in sorted(wanted)) if f is not None]
-        )
-        walked = (  # every file of the folder, for links (a watcher update lists only new ones)
-            links.vault_files(col.root)
-            if wanted is None or not links_store.has_files(db.conn, col.name)
-            else None
-        )
+        walked: set[str] | None = None  # every file of the folder, for links
+        if wanted is None:  # one walk lists the notes and every file
+            walked = set()
+            files = list(scan(col.root, col.pattern, col.ignore, warn, walked))
+        else:  # a watcher update lists only the files it names (all of them, the first time)
+            files = [f for f in (_stat_one(col, rel, warn) for rel in sorted(wanted)) if f]
+            if not links_store.has_files(db.conn, col.name):
+                walked = links.vault_files(col.root)
         plans.append(_Plan(col, states, files, wanted, walked, force))
     total = sum(len(plan.files) for plan in plans)
     done = 0
