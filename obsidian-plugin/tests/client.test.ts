@@ -1,6 +1,7 @@
 // @vitest-environment node
 import { describe, expect, it } from "vitest";
 import { EngramClient, type HttpRequest, type HttpResponse } from "../src/api/client";
+import { decodeSearch } from "../src/api/decode";
 import { EngramError, isHttpStatus } from "../src/api/errors";
 import { checkReply, checkRequest, recordViolations } from "./contract";
 
@@ -207,7 +208,7 @@ describe("EngramClient", () => {
 	it("builds requests as the contract says", async () => {
 		const result = {
 			docid: "abc123", collection: "notes", path: "a.md", title: "A", score: 0.5, snippet: "x", highlights: [[0, 1]], line: 3,
-			page: null, context: null, factType: null, body: null, passages: [], explain: null, spelling: null,
+			page: null, context: null, factType: null, body: null, passages: [], explain: null, spelling: null, notice: null,
 			uri: "engram://notes/a.md",
 		};
 		const fact = wireFact({});
@@ -287,5 +288,14 @@ describe("EngramClient", () => {
 		expect(checkRequest("GET", `http://127.0.0.1:1/v1/tags?collections=a&collections=${"x".repeat(129)}`, undefined)[0]).toMatch(/collections=.*\/1 must NOT have more than 128 characters/);
 		expect(checkRequest("POST", "http://127.0.0.1:1/v1/search", '{"q":"x","mode":"search"}')[0]).toMatch(/must NOT have additional properties \(mode\)/);
 		expect(checkReply("POST", "http://127.0.0.1:1/v1/search", 200, '{"results":[],"notices":[]}')[0]).toMatch(/notices/);
+	});
+});
+
+describe("decodeSearch", () => {
+	it("lists a keyword search's notice as the query's notices are listed", () => {
+		const notice = "b* is in 100,000 notes of 100,000: ranked within the 5,000 newest notes only";
+		expect(decodeSearch({ results: [{ path: "a.md", notice }, { path: "b.md", notice }] }).notices).toEqual([notice]);
+		expect(decodeSearch({ results: [{ path: "a.md", notice: null }] }).notices).toEqual([]);
+		expect(decodeSearch({ results: [] }).notices).toEqual([]);
 	});
 });

@@ -234,6 +234,7 @@ export class FakeEngram {
 				explain: null,
 				page: null,
 				spelling: null,
+				notice: null,
 				uri: `engram://${COLLECTION}/${path}`,
 			});
 		}

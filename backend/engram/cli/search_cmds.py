@@ -170,6 +170,8 @@ def search(
     )
     if results and results[0].spelling:
         warn(f"showing results for {results[0].spelling!r} (a word of the query is in no note)")
+    if results and results[0].notice:
+        warn(results[0].notice)
     if not results and fmt == "human":
         say("no results", err=True)
         return

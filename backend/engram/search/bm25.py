@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, replace
 from typing import Any
 
+from engram.search import broad
 from engram.search.helpers import HELPERS
 from engram.search.query import ParsedQuery
 from engram.store import search as store_search
@@ -19,15 +20,17 @@ from engram.store.fts import bigrams, fold, quote
 INDEXED_PREFIX = 3
 
 
-def match_expression(q: ParsedQuery) -> str | None:
+def match_expression(q: ParsedQuery, unranked: Collection[str] = ()) -> str | None:
     """The FTS5 MATCH string for a query, or None when it has nothing to match.
 
-    Every piece of user text is a quoted FTS5 string, so no input is a syntax error.
+    Every piece of user text is a quoted FTS5 string, so no input is a syntax error. Phrases
+    in `unranked` are only required: OR-ed among what ranks, FTS5 would match them over the
+    whole index.
     """
     positives = [quote(t) for t in q.terms]
     positives += [quote(f) for f in folded(q)]
     positives += [quote(p) + "*" for p in q.prefixes]
-    positives += [quote(p) for p in q.phrases]
+    positives += [quote(p) for p in q.phrases if p not in unranked]
     alternatives = []
     if positives:
         alternatives.append(" OR ".join(positives))
@@ -141,6 +144,7 @@ class Ranking:
 
     hits: list[store_search.FtsHit]
     seen: float = 1.0
+    notices: tuple[str, ...] = ()  # a broad prefix or phrase bounded (search/broad.py)
 
 
 # On an index of SPLIT_MIN_DOCS or more, a keyword search whose words are in SPLIT_MIN_HITS
@@ -173,31 +177,86 @@ def ranked(
         if q.filters.is_empty():
             return Ranking([])
         return Ranking(store_search.filtered(conn, q.filters, limit))
-    total, found = store_search.term_document_counts(conn, phrases)
-    counts = dict(zip(phrases, found, strict=True))
-    weights = [idf(total, n) for n in found]
-    seen = sum(w for w, n in zip(weights, found, strict=True) if n) / sum(weights)
-    q = prune_common_terms(q, total, counts)
-    kept = set(ranked_phrases(q))
-    repeats = {quote(t): q.count(t) for t in q.terms}
-    weighted = [
-        (p, repeats.get(p, 1) * idf(total, counts[p]) / fts5_idf(total, counts[p]))
-        for p in phrases
-        if p in kept and counts[p] > 0
-    ]
-    match = match_expression(q)
+    total, counts, bound = _counted(conn, q, phrases)
+    weights = [idf(total, counts[p]) for p in phrases]
+    seen = sum(w for w, p in zip(weights, phrases, strict=True) if counts[p]) / sum(weights)
+    pruned = prune_common_terms(bound.narrower(q), total, counts)
+    kept = set(ranked_phrases(pruned)) - bound.unranked()
+    repeats = {quote(t): pruned.count(t) for t in pruned.terms}
+    weighted = [(p, repeats.get(p, 1) * _idf_factor(total, counts[p])) for p in phrases]
+    weighted = [(p, f) for p, f in weighted if p in kept and counts[p] > 0]
+    span: tuple[int, int] | None = None
+    notices: tuple[str, ...] = ()
+    if bound and weighted:  # something narrower ranks: broad phrases are only required
+        notices = (bound.set_aside(),)
+        match = match_expression(pruned, unranked=bound.phrases)
+    elif bound:  # only broad prefixes and phrases to rank by: within the newest notes
+        pruned = replace(pruned, prefixes=q.prefixes)
+        weighted = _windowed(conn, bound, total)
+        span = (
+            store_search.newest_documents_from(conn, broad.RANK_CAP),
+            store_search.last_document_id(conn),
+        )
+        notices = (bound.windowed(total),)
+        match = match_expression(pruned)
+    else:
+        match = match_expression(pruned)
     if not weighted or match is None:
         return Ranking([], seen)
-    restrict = restriction(q, weighted, match)
-    hits_to_score = sum(counts[p] for p, _ in weighted)
+    restrict = restriction(pruned, weighted, match)
+    hits_to_score = span[1] - span[0] if span else sum(counts[p] for p, _ in weighted)
     if connect and limit and total >= SPLIT_MIN_DOCS and hits_to_score >= SPLIT_MIN_HITS:
-        hits = _in_halves(conn, connect, weighted, restrict, q, limit)
+        hits = _in_halves(conn, connect, weighted, restrict, pruned, limit, span)
     else:
-        hits = store_search.bm25(conn, weighted, restrict, q.filters, limit)
+        hits = store_search.bm25(conn, weighted, restrict, pruned.filters, limit, rowids=span)
     if with_snippets:
-        marked = snippets(conn, q, match, [h.id for h in hits])
+        marked = snippets(conn, pruned, match, [h.id for h in hits])
         hits = [replace(h, snippet=marked.get(h.id, "")) for h in hits]
-    return Ranking(hits, seen)
+    return Ranking(hits, seen, notices)
+
+
+def _idf_factor(total: int, n_hit: int) -> float:
+    """What turns FTS5's IDF of a phrase into Lucene's."""
+    return idf(total, n_hit) / fts5_idf(total, n_hit) if n_hit else 0.0
+
+
+def _counted(
+    conn: Any, q: ParsedQuery, phrases: list[str]
+) -> tuple[int, dict[str, int], broad.Bounds]:
+    """The number of documents, the documents holding each ranked expression, and the broad
+    prefixes and phrases. A phrase of several words is counted by its words first (no
+    positions read); only one its words leave few notes for is matched over the index, and
+    a broad one only until more than BROAD_MIN notes hold it (search/broad.py)."""
+    by_words = {quote(p): e for p in q.phrases if (e := broad.word_count_expr(p))}
+    plain = [p for p in phrases if p not in by_words]
+    total, found = store_search.term_document_counts(conn, plain + list(by_words.values()))
+    counts = dict(zip(plain + list(by_words.values()), found, strict=True))
+    wide: dict[str, int] = {}
+    for p in q.phrases:
+        words = by_words.get(quote(p))
+        if words is None:
+            continue
+        if not broad.is_broad(total, counts[words]):
+            counts[quote(p)] = store_search.term_document_counts(conn, [quote(p)])[1][0]
+            continue
+        # matched back from the newest note until more than BROAD_MIN hold it: fewer is the
+        # exact count, found in one walk over the phrase's matches
+        held = store_search.newest_matches(conn, quote(p), broad.BROAD_MIN + 1)[1]
+        counts[quote(p)] = held if held <= broad.BROAD_MIN else counts[words]
+        if held > broad.BROAD_MIN:
+            wide[p] = counts[words]
+    bound = broad.Bounds(broad.broad_prefixes(q, total, counts), wide)
+    return total, {p: counts[p] for p in phrases}, bound
+
+
+def _windowed(conn: Any, bound: broad.Bounds, total: int) -> list[tuple[str, float]]:
+    """What broad prefixes and phrases rank by within the newest notes: each prefix, and each
+    phrase's words (FTS5 would match the phrase over the whole index again for its IDF)."""
+    words = [quote(w) for w in bound.windowed_words()]
+    found = dict(zip(words, store_search.term_document_counts(conn, words)[1], strict=True))
+    ranked = [(quote(p) + "*", _idf_factor(total, n)) for p, n in bound.prefixes.items()]
+    ranked += [(w, _idf_factor(total, n)) for w, n in found.items() if n]
+    return [(p, f) for p, f in dict(ranked).items() if f > 0]
 
 
 def _in_halves(
@@ -207,12 +266,14 @@ def _in_halves(
     restrict: str | None,
     q: ParsedQuery,
     limit: int,
+    span: tuple[int, int] | None = None,
 ) -> list[store_search.FtsHit]:
-    """The best `limit` documents, the upper half of the ids ranked on a helper thread: FTS5
-    takes each phrase's IDF and the mean length from the whole index whatever rows it scores,
-    so each score, and the merged order, are those of one ranking."""
-    last = store_search.last_document_id(conn)
-    middle = last // 2
+    """The best `limit` documents, the upper half of the ids (of `span`, by default all)
+    ranked on a helper thread: FTS5 takes each phrase's IDF and the mean length from the
+    whole index whatever rows it scores, so each score, and the merged order, are those of
+    one ranking."""
+    first, last = span or (0, store_search.last_document_id(conn))
+    middle = (first + last) // 2
 
     def upper() -> list[store_search.FtsHit]:
         return store_search.bm25(
@@ -220,7 +281,7 @@ def _in_halves(
         )
 
     other = HELPERS.submit(upper)
-    lower = store_search.bm25(conn, weighted, restrict, q.filters, limit, rowids=(0, middle))
+    lower = store_search.bm25(conn, weighted, restrict, q.filters, limit, rowids=(first, middle))
     return sorted(lower + other.result(), key=lambda h: (h.bm25, h.id))[:limit]
 
 

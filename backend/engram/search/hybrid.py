@@ -92,6 +92,7 @@ def run(
     # query costs the longer of the two, not their sum (search/helpers.py)
     ahead = HELPERS.submit(nearest, q.text, depth) if nearest and q.text.strip() else None
     first = bm25.ranked(conn, q, depth, with_snippets=False)
+    notices += first.notices
     variants, expansions = _variants(q, first, expand, stages, notices)
     judged = nearest is not None and embed_serves is not None
     odds = language.odds(q.text) if judged else {}

@@ -29,6 +29,9 @@ class SearchResult:
     explain: dict[str, Any] | None = None
     # the query as searched when a word no note holds was corrected ("showing results for")
     spelling: str | None = None
+    # why a prefix or phrase most notes hold was left out of the ranking or ranked within the
+    # newest notes only (search/broad.py)
+    notice: str | None = None
     doc_id: int = arg(0, local=True)  # the index's row id, for this process only
 
     WIRE_EXTRA: ClassVar[dict[str, str]] = {"uri": "uri"}

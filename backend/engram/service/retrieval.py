@@ -118,15 +118,17 @@ class RetrievalService:
         conn = self._core.db.conn
         spelled = spelling.correct(conn, q)  # a word no note holds: its closest indexed word
         q = spelled.query
-        hits = bm25.ranked(conn, q, n, with_snippets, connect=lambda: self._core.db.conn).hits
+        ranking = bm25.ranked(conn, q, n, with_snippets, connect=lambda: self._core.db.conn)
         results = [
             self.result_from_hit(
                 conn, h, q, bm25.normalize(h.bm25) if h.bm25 else 0.0, full, with_snippets
             )
-            for h in hits
+            for h in ranking.hits
         ]
         if spelled.corrected:
             results = [replace(r, spelling=q.text) for r in results]
+        if ranking.notices:
+            results = [replace(r, notice="; ".join(ranking.notices)) for r in results]
         return [r for r in results if r.score >= min_score]
 
     def result_from_hit(

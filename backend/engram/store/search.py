@@ -61,7 +61,7 @@ def bm25(
     # `+id`, not `id`: SQLite hands a bare `id IN (...)` to FTS5 as a rowid constraint, and
     # FTS5 then runs the whole MATCH once per listed rowid (a phrase query on the 5,000-note
     # load-test vault took 2.9 s instead of 8 ms)
-    only = " AND +id IN (SELECT rowid FROM documents_fts WHERE documents_fts MATCH ?)"
+    only = f" AND +id IN (SELECT rowid FROM documents_fts WHERE documents_fts MATCH ?{span})"
     if len(phrases) == 1:
         ranked = f"{one} WHERE documents_fts MATCH ?{span}" + (only if restrict is not None else "")
     else:
@@ -71,7 +71,7 @@ def bm25(
         ranked = f"SELECT id, sum(score) AS score FROM ({union}) WHERE 1 = 1"
         ranked += (only if restrict is not None else "") + " GROUP BY id"
     if restrict is not None:
-        args.append(restrict)
+        args += [restrict, *(rowids or ())]
     cap = " LIMIT ?" if limit is not None else ""
     if where_sql:
         sql = (
@@ -93,6 +93,33 @@ def bm25(
         FtsHit(r[0], r[1], r[2], r[3], r[4], r[5], float(r[7]), "", r[6])
         for r in conn.execute(sql, args)
     ]
+
+
+def newest_matches(conn: Any, match: str, count: int) -> tuple[int, int]:
+    """The first id of the newest `count` documents matching an FTS5 expression, and how many
+    of them there are (fewer than `count`: every match); FTS5 walks its lists backwards and
+    stops there. Kept while the index is as it was, as `term_document_counts`."""
+    memo = index_memo(conn)
+    key = f"newest:{count}:{match}"
+    if memo is not None and key in memo:
+        return memo[key]
+    row = conn.execute(
+        "SELECT coalesce(min(rowid), 0), count(*) FROM (SELECT rowid FROM documents_fts"
+        " WHERE documents_fts MATCH ? ORDER BY rowid DESC LIMIT ?)",
+        (match, count),
+    ).fetchone()
+    found = (int(row[0]), int(row[1]))
+    if memo is not None and len(memo) < MEMO_MATCHES:
+        memo[key] = found
+    return found
+
+
+def newest_documents_from(conn: Any, count: int) -> int:
+    """The id from which the newest `count` documents start (0 with fewer)."""
+    row = conn.execute(
+        "SELECT id FROM documents ORDER BY id DESC LIMIT 1 OFFSET ?", (count - 1,)
+    ).fetchone()
+    return 0 if row is None else int(row[0])
 
 
 def last_document_id(conn: Any) -> int:

@@ -175,10 +175,14 @@ function result(v: unknown): SearchResult {
 	};
 }
 
-/** The reply of `POST /v1/search` and `/v1/vsearch`: `{"results"}`. */
+/** The reply of `POST /v1/search` and `/v1/vsearch`: `{"results"}`; a keyword search that
+ * bounded a prefix or phrase most notes hold says so in each result's `notice`. */
 export function decodeSearch(v: unknown): SearchResponse {
 	const o = obj(v, "search reply");
-	return { results: list(o, "results", "search reply").map(result), notices: [] };
+	const raw = list(o, "results", "search reply");
+	const first = raw.length ? obj(raw[0], "result") : {};
+	const notice = optStr(first, "notice");
+	return { results: raw.map(result), notices: notice ? [notice] : [] };
 }
 
 /** The reply of `POST /v1/query` (hybrid): results plus the notices saying how it degraded. */
