@@ -195,15 +195,7 @@ def _update_collection(
     claimed: set[int] = set()
 
     by_rel = {f.rel: f for f in changed}
-    # a watcher update knows the notes at its own paths as they were; others are looked up
-    known = {path: st.id for path, st in states.items()}
-    if wanted is None:
-        doc_ids = NoteIds(known, None)
-    else:
-        doc_ids = NoteIds(
-            {p: known.get(p) for p in wanted}, partial(docs.doc_id, db.conn, col.name)
-        )
-    resolver = LinkResolver(col.name, doc_ids, walked, len(changed))
+    resolver = LinkResolver(col.name, _note_ids(db, plan), walked, len(changed))
     items = [(f.path, f.rel, f.size, f.mtime_ns) for f in changed]
     loads = _loads(db, col.name, items, max_bytes, pool, plan.force)
     with db.write() as conn:
@@ -231,6 +223,16 @@ def _update_collection(
     if progress:
         progress(done, total)
     return done
+
+
+def _note_ids(db: Database, plan: _Plan) -> NoteIds:
+    """The notes' ids as the update began: a watcher update knows those at its own paths (as
+    they were: none for a new one) and looks any other up in the index when asked."""
+    known = {path: st.id for path, st in plan.states.items()}
+    if plan.wanted is None:
+        return NoteIds(known, None)
+    lookup = partial(docs.doc_id, db.conn, plan.col.name)
+    return NoteIds({p: known.get(p) for p in plan.wanted}, lookup)
 
 
 def _loads(
