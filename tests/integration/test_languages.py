@@ -250,8 +250,9 @@ def test_embed_model_multilingual_switches_and_embeds_again(
 def test_query_explains_why_an_english_model_s_vectors_count_for_nothing_on_german_notes(
     run: EngramCli, xdg: dict[str, str], tmp_path: Path, tiny
 ) -> None:
-    """Hybrid search on German notes with an English-only model: the vector list's trust is 0
-    (the query is German), the keyword list's 1, and --explain says so."""
+    """Hybrid search on German notes with an English-only model: the vector list's trust is
+    halved (the query is German, though in the model's script), the keyword list's full, and
+    --explain says so; a Russian query's vector list counts for nothing."""
     english_only = tmp_path / "tiny-minilm.gguf"
     english_only.write_bytes(tiny.embed.read_bytes())
     env = {**xdg, "ENGRAM_EMBED_MODEL": str(english_only), "NO_COLOR": "1"}
@@ -261,10 +262,14 @@ def test_query_explains_why_an_english_model_s_vectors_count_for_nothing_on_germ
         pytest.skip("sqlite-vec unavailable: embed cannot run")
     german = "Kannst du Notizen zwischen zwei Rechnern synchronisieren?"
     stages = run.json(env, "query", german, "--explain")["stages"]
-    assert stages["trust vec:original"].startswith("0.00 (the query is surely not in en")
+    assert stages["trust vec:original"] == (
+        "0.50 (the query is surely not in en, all the embedding model reads, though in its "
+        "script (Latin))"
+    )
     assert stages["trust bm25:original"].startswith("1.00 (the notes hold 100% of")
-    unknown = "Wie bekomme ich meine Aufzeichnungen auf den Laptop?"  # no word in the notes
-    stages = run.json(env, "query", unknown, "--explain")["stages"]
+    russian = "Как синхронизировать заметки между двумя компьютерами?"  # no word in the notes
+    stages = run.json(env, "query", russian, "--explain")["stages"]
+    assert stages["trust vec:original"].startswith("1.00 (the query is surely not in en")
     assert stages["trust vec:original"].endswith("; no list can be trusted, so all count alike)")
     assert stages["trust bm25:original"].startswith("1.00 (the notes hold 0% of")
     english = "How do I sync the vault between two computers?"

@@ -55,6 +55,15 @@ NAMES = {
     "vi": "Vietnamese", "zh": "Chinese",
 }  # fmt: skip
 
+# The script each language is written in, where it is not Latin (what an embedder serving only
+# some languages has word pieces for).
+_SCRIPTS = {
+    "ar": "Arabic", "fa": "Arabic", "ur": "Arabic", "be": "Cyrillic", "bg": "Cyrillic",
+    "kk": "Cyrillic", "mk": "Cyrillic", "ru": "Cyrillic", "sr": "Cyrillic", "uk": "Cyrillic",
+    "bn": "Bengali", "el": "Greek", "he": "Hebrew", "hi": "Devanagari", "mr": "Devanagari",
+    "ja": "Han", "zh": "Han", "ko": "Hangul", "ta": "Tamil", "th": "Thai",
+}  # fmt: skip
+
 _identifier: Any = None
 _identifier_lock = threading.Lock()
 
@@ -217,6 +226,11 @@ def served_by_name(model_name: str) -> frozenset[str] | None:
     if any(m in name for m in _ENGLISH_NAMES):
         return frozenset({"en"})
     return None
+
+
+def script_of(code: str) -> str:
+    """The script a language (ISO 639 code) is written in: Latin unless known otherwise."""
+    return _SCRIPTS.get(code, "Latin")
 
 
 def unserved(codes: dict[str, int], serves: frozenset[str]) -> dict[str, int]:

@@ -178,7 +178,9 @@ def _ranked_lists(
             for v in found:
                 vec_hits.setdefault(int(v.doc[0]), v)
             keys = tuple(str(v.doc[0]) for v in found)
-            trust, why = vector_list_trust(conn, [int(k) for k in keys], odds, embed_serves)
+            trust, why = vector_list_trust(
+                conn, [int(k) for k in keys], odds, embed_serves, variant.text
+            )
             lists.append(
                 fusion.RankedList(
                     f"vec:{name}", weight, keys, tuple(v.score for v in found), trust, why
@@ -271,10 +273,10 @@ def keyword_list_trust(
 
 
 def vector_list_trust(
-    conn: Any, doc_ids: list[int], odds: dict[str, float], serves: frozenset[str] | None
+    conn: Any, doc_ids: list[int], odds: dict[str, float], serves: frozenset[str] | None, text: str
 ) -> tuple[float, str]:
-    """A vector list's trust (`fusion.vector_trust`, from its first hits' recorded languages)
-    and why."""
+    """A vector list's trust (`fusion.vector_trust`, from its first hits' recorded languages
+    and the script of its query `text`) and why."""
     if serves is None:
         return 1.0, "the embedding model's languages are not known"
     if serves == language.EVERY:
@@ -284,11 +286,17 @@ def vector_list_trust(
     top = doc_ids[: fusion.LANGUAGE_TOP]
     recorded = documents.languages_of(conn, top)
     hit_languages = [recorded.get(i) for i in top]
-    trust = fusion.vector_trust(odds, hit_languages, serves)
+    script = language.principal_script(text)
+    shared = script is not None and script in {language.script_of(lang) for lang in serves}
+    floor = fusion.SHARED_SCRIPT if shared else 0.0
+    trust = fusion.vector_trust(odds, hit_languages, serves, floor)
     names = "/".join(sorted(serves))
     served = sum(p for lang, p in odds.items() if lang in serves)
     if served < fusion.SURELY_UNSERVED:
-        return trust, f"the query is surely not in {names}, all the embedding model reads"
+        return trust, (
+            f"the query is surely not in {names}, all the embedding model reads"
+            + (f", though in its script ({script})" if shared else "")
+        )
     if served >= fusion.SERVED_CONFIDENT:
         return trust, f"the query is likely in {names}, which the embedding model reads"
     known = [lang for lang in hit_languages if lang and lang != language.UNDETERMINED]
