@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from time import monotonic
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from engram.codec import arg
@@ -90,10 +89,6 @@ class ModelsList:
     cache_dir: str
 
 
-COVERAGE_SLOW = 0.5  # seconds (see SemanticService._counted_coverage)
-COVERAGE_REUSE = 10
-
-
 class SemanticService:
     """Everything that needs an embedding model; keeps the embedder and the in-memory vector
     index this process loaded."""
@@ -107,7 +102,6 @@ class SemanticService:
         self._given = embedder is not None
         self._background: Embedder | None = embedder  # the daemon's index job embeds with it
         self._vindex: vector_search.VectorIndex | None = None
-        self._coverage: tuple[dict[str, int], float, float] | None = None  # counts, at, cost
 
     def loaded_embedder(self) -> Embedder | None:
         """The embedder if this process has loaded it (or was given one); loads nothing."""
@@ -433,7 +427,7 @@ class SemanticService:
     def embedding_state(self) -> EmbeddingState:
         """Which model the stored vectors belong to, and how much is embedded."""
         conn = self._core.db.conn
-        c = self._counted_coverage(conn)
+        c = vectors.coverage(conn)
         return EmbeddingState(
             model=docs.get_meta(conn, "embed_model"),
             dim=docs.get_meta(conn, "embed_dim"),
@@ -444,21 +438,6 @@ class SemanticService:
             queued=c["queued"],
             documents_not_embedded=c["documentsNotEmbedded"],
         )
-
-    def _counted_coverage(self, conn: Any) -> dict[str, int]:
-        """vectors.coverage; when counting took COVERAGE_SLOW or more, the counts are given
-        again for COVERAGE_REUSE times that long, changed index or not: at 500,000 passages
-        they take 3.4 s, the plugin asks for status every 5 s, and while notes are being
-        edited the index changes between any two asks."""
-        kept = self._coverage
-        if kept is not None:
-            counts, at, cost = kept
-            if cost >= COVERAGE_SLOW and monotonic() < at + COVERAGE_REUSE * cost:
-                return counts
-        started = monotonic()
-        counts = vectors.coverage(conn)
-        self._coverage = (counts, started, monotonic() - started)
-        return counts
 
     def require_vectors(self) -> None:
         if not self._core.db.vec_available:

@@ -722,6 +722,227 @@ def m021_graph_files(conn: Any) -> None:
     for statement in M021_SQL.strip().split("\n\n"):
         conn.execute(statement)
 
+
+M022_TABLES = """
+CREATE TABLE embed_counts (
+    hash TEXT PRIMARY KEY,
+    docs INTEGER NOT NULL DEFAULT 0,
+    chunks INTEGER NOT NULL DEFAULT 0,
+    embedded INTEGER NOT NULL DEFAULT 0,
+    chunked INTEGER NOT NULL DEFAULT 0
+) WITHOUT ROWID
+
+CREATE TABLE embed_totals (
+    id INTEGER PRIMARY KEY CHECK (id = 0),
+    chunks INTEGER NOT NULL,
+    embedded INTEGER NOT NULL,
+    documents_chunked INTEGER NOT NULL,
+    documents_not_embedded INTEGER NOT NULL,
+    queued INTEGER NOT NULL
+)
+
+CREATE TABLE embed_replacing (
+    tbl TEXT NOT NULL,
+    text_hash TEXT NOT NULL,
+    PRIMARY KEY (tbl, text_hash)
+) WITHOUT ROWID
+
+INSERT INTO embed_totals VALUES (0, 0, 0, 0, 0, (SELECT count(*) FROM embed_queue))
+
+CREATE TRIGGER embed_counts_added AFTER INSERT ON embed_counts WHEN NEW.docs > 0 BEGIN
+    UPDATE embed_totals SET
+        chunks = chunks + NEW.docs * NEW.chunks,
+        embedded = embedded + NEW.docs * NEW.embedded,
+        documents_chunked = documents_chunked + NEW.docs * NEW.chunked,
+        documents_not_embedded = documents_not_embedded
+            + NEW.docs * (NEW.chunked = 0 OR NEW.embedded < NEW.chunks);
+END
+
+CREATE TRIGGER embed_counts_changed AFTER UPDATE ON embed_counts
+WHEN OLD.docs > 0 OR NEW.docs > 0 BEGIN
+    UPDATE embed_totals SET
+        chunks = chunks + NEW.docs * NEW.chunks - OLD.docs * OLD.chunks,
+        embedded = embedded + NEW.docs * NEW.embedded - OLD.docs * OLD.embedded,
+        documents_chunked = documents_chunked + NEW.docs * NEW.chunked - OLD.docs * OLD.chunked,
+        documents_not_embedded = documents_not_embedded
+            + NEW.docs * (NEW.chunked = 0 OR NEW.embedded < NEW.chunks)
+            - OLD.docs * (OLD.chunked = 0 OR OLD.embedded < OLD.chunks);
+END
+
+CREATE TRIGGER embed_counts_removed AFTER DELETE ON embed_counts WHEN OLD.docs > 0 BEGIN
+    UPDATE embed_totals SET
+        chunks = chunks - OLD.docs * OLD.chunks,
+        embedded = embedded - OLD.docs * OLD.embedded,
+        documents_chunked = documents_chunked - OLD.docs * OLD.chunked,
+        documents_not_embedded = documents_not_embedded
+            - OLD.docs * (OLD.chunked = 0 OR OLD.embedded < OLD.chunks);
+END
+
+INSERT INTO embed_counts (hash, docs, chunks, embedded, chunked)
+SELECT hash, sum(docs), sum(chunks), sum(embedded), max(chunked) FROM (
+    SELECT hash, count(*) AS docs, 0 AS chunks, 0 AS embedded, 0 AS chunked
+    FROM documents GROUP BY hash
+    UNION ALL
+    SELECT c.doc_hash, 0, count(*), count(e.text_hash), 0
+    FROM chunks c LEFT JOIN embeddings e ON e.text_hash = c.text_hash GROUP BY c.doc_hash
+    UNION ALL
+    SELECT doc_hash, 0, 0, 0, 1 FROM chunked
+) GROUP BY hash
+"""
+
+# the rows of a content hash that no longer counts anything go
+_M022_GONE = """
+    DELETE FROM embed_counts
+    WHERE hash = {h} AND docs = 0 AND chunks = 0 AND chunked = 0"""
+# passages of every content that holds the text `t`, as it gains or loses its vector
+_M022_TEXT = """
+    UPDATE embed_counts SET embedded = embedded {op} (SELECT count(*) FROM chunks c
+        WHERE c.text_hash = {t} AND c.doc_hash = embed_counts.hash)
+    WHERE hash IN (SELECT doc_hash FROM chunks WHERE text_hash = {t}){unless}"""
+_M022_UNLESS = """
+    AND NOT EXISTS (SELECT 1 FROM embed_replacing WHERE tbl = '{tbl}' AND text_hash = {t})"""
+
+M022_TRIGGERS = (
+    """
+CREATE TRIGGER embed_counts_doc_added AFTER INSERT ON documents BEGIN
+    INSERT INTO embed_counts (hash, docs) VALUES (NEW.hash, 1)
+    ON CONFLICT (hash) DO UPDATE SET docs = docs + 1;
+END
+
+CREATE TRIGGER embed_counts_doc_removed AFTER DELETE ON documents BEGIN
+    UPDATE embed_counts SET docs = docs - 1 WHERE hash = OLD.hash;"""
+    + _M022_GONE.format(h="OLD.hash")
+    + """;
+END
+
+CREATE TRIGGER embed_counts_doc_changed AFTER UPDATE OF hash ON documents
+WHEN OLD.hash IS NOT NEW.hash BEGIN
+    UPDATE embed_counts SET docs = docs - 1 WHERE hash = OLD.hash;
+    INSERT INTO embed_counts (hash, docs) VALUES (NEW.hash, 1)
+    ON CONFLICT (hash) DO UPDATE SET docs = docs + 1;"""
+    + _M022_GONE.format(h="OLD.hash")
+    + """;
+END
+
+CREATE TRIGGER embed_counts_chunk_added AFTER INSERT ON chunks BEGIN
+    INSERT INTO embed_counts (hash, chunks, embedded) VALUES (NEW.doc_hash, 1,
+        EXISTS (SELECT 1 FROM embeddings WHERE text_hash = NEW.text_hash))
+    ON CONFLICT (hash) DO UPDATE SET
+        chunks = chunks + 1, embedded = embedded + excluded.embedded;
+END
+
+CREATE TRIGGER embed_counts_chunk_removed AFTER DELETE ON chunks BEGIN
+    UPDATE embed_counts SET chunks = chunks - 1,
+        embedded = embedded - EXISTS (SELECT 1 FROM embeddings WHERE text_hash = OLD.text_hash)
+    WHERE hash = OLD.doc_hash;"""
+    + _M022_GONE.format(h="OLD.doc_hash")
+    + """;
+END
+
+CREATE TRIGGER embed_counts_chunk_changed AFTER UPDATE OF doc_hash, text_hash ON chunks
+WHEN OLD.doc_hash IS NOT NEW.doc_hash OR OLD.text_hash IS NOT NEW.text_hash BEGIN
+    UPDATE embed_counts SET chunks = chunks - 1,
+        embedded = embedded - EXISTS (SELECT 1 FROM embeddings WHERE text_hash = OLD.text_hash)
+    WHERE hash = OLD.doc_hash;
+    INSERT INTO embed_counts (hash, chunks, embedded) VALUES (NEW.doc_hash, 1,
+        EXISTS (SELECT 1 FROM embeddings WHERE text_hash = NEW.text_hash))
+    ON CONFLICT (hash) DO UPDATE SET
+        chunks = chunks + 1, embedded = embedded + excluded.embedded;"""
+    + _M022_GONE.format(h="OLD.doc_hash")
+    + """;
+END
+
+CREATE TRIGGER embed_counts_chunked_added AFTER INSERT ON chunked BEGIN
+    INSERT INTO embed_counts (hash, chunked) VALUES (NEW.doc_hash, 1)
+    ON CONFLICT (hash) DO UPDATE SET chunked = 1;
+END
+
+CREATE TRIGGER embed_counts_chunked_removed AFTER DELETE ON chunked BEGIN
+    UPDATE embed_counts SET chunked = 0 WHERE hash = OLD.doc_hash;"""
+    + _M022_GONE.format(h="OLD.doc_hash")
+    + """;
+END
+
+CREATE TRIGGER embed_counts_chunked_changed AFTER UPDATE OF doc_hash ON chunked
+WHEN OLD.doc_hash IS NOT NEW.doc_hash BEGIN
+    UPDATE embed_counts SET chunked = 0 WHERE hash = OLD.doc_hash;
+    INSERT INTO embed_counts (hash, chunked) VALUES (NEW.doc_hash, 1)
+    ON CONFLICT (hash) DO UPDATE SET chunked = 1;"""
+    + _M022_GONE.format(h="OLD.doc_hash")
+    + """;
+END
+
+CREATE TRIGGER embed_counts_vector_replacing BEFORE INSERT ON embeddings
+WHEN EXISTS (SELECT 1 FROM embeddings WHERE text_hash = NEW.text_hash) BEGIN
+    INSERT OR IGNORE INTO embed_replacing (tbl, text_hash) VALUES ('embeddings', NEW.text_hash);
+END
+
+CREATE TRIGGER embed_counts_vector_added AFTER INSERT ON embeddings BEGIN"""
+    + _M022_TEXT.format(
+        op="+", t="NEW.text_hash", unless=_M022_UNLESS.format(tbl="embeddings", t="NEW.text_hash")
+    )
+    + """;
+    DELETE FROM embed_replacing WHERE tbl = 'embeddings' AND text_hash = NEW.text_hash;
+END
+
+CREATE TRIGGER embed_counts_vector_removed AFTER DELETE ON embeddings BEGIN"""
+    + _M022_TEXT.format(op="-", t="OLD.text_hash", unless="")
+    + """;
+    DELETE FROM embed_replacing WHERE tbl = 'embeddings' AND text_hash = OLD.text_hash;
+END
+
+CREATE TRIGGER embed_counts_vector_moving BEFORE UPDATE OF text_hash ON embeddings
+WHEN OLD.text_hash IS NOT NEW.text_hash
+    AND EXISTS (SELECT 1 FROM embeddings WHERE text_hash = NEW.text_hash) BEGIN
+    INSERT OR IGNORE INTO embed_replacing (tbl, text_hash) VALUES ('embeddings', NEW.text_hash);
+END
+
+CREATE TRIGGER embed_counts_vector_moved AFTER UPDATE OF text_hash ON embeddings
+WHEN OLD.text_hash IS NOT NEW.text_hash BEGIN"""
+    + _M022_TEXT.format(op="-", t="OLD.text_hash", unless="")
+    + ";"
+    + _M022_TEXT.format(
+        op="+", t="NEW.text_hash", unless=_M022_UNLESS.format(tbl="embeddings", t="NEW.text_hash")
+    )
+    + """;
+    DELETE FROM embed_replacing
+    WHERE tbl = 'embeddings' AND text_hash IN (OLD.text_hash, NEW.text_hash);
+END
+
+CREATE TRIGGER embed_counts_queue_replacing BEFORE INSERT ON embed_queue
+WHEN EXISTS (SELECT 1 FROM embed_queue WHERE text_hash = NEW.text_hash) BEGIN
+    INSERT OR IGNORE INTO embed_replacing (tbl, text_hash) VALUES ('embed_queue', NEW.text_hash);
+END
+
+CREATE TRIGGER embed_counts_queued AFTER INSERT ON embed_queue BEGIN
+    UPDATE embed_totals SET queued = queued + 1
+    WHERE NOT EXISTS (SELECT 1 FROM embed_replacing
+        WHERE tbl = 'embed_queue' AND text_hash = NEW.text_hash);
+    DELETE FROM embed_replacing WHERE tbl = 'embed_queue' AND text_hash = NEW.text_hash;
+END
+
+CREATE TRIGGER embed_counts_unqueued AFTER DELETE ON embed_queue BEGIN
+    UPDATE embed_totals SET queued = queued - 1;
+    DELETE FROM embed_replacing WHERE tbl = 'embed_queue' AND text_hash = OLD.text_hash;
+END
+"""
+)
+
+
+def m022_embed_counts(conn: Any) -> None:
+    """Status's embedding counts kept as passages are chunked, embedded and dropped, instead
+    of counted per status (3.4 s at 500,000 passages): `embed_counts` holds, per content hash,
+    its documents, passages, passages with a vector and whether it is chunked; `embed_totals`
+    sums each row's share (its counts times its documents), kept by triggers on
+    `embed_counts`, which triggers on documents, chunks, chunked, embeddings and embed_queue
+    keep. Every writer is counted, whatever its statement: an INSERT OR REPLACE of a vector
+    or a queued text (the old row leaves without a delete trigger) is told apart from a new
+    one by `embed_replacing`, which a BEFORE trigger fills only when the key is taken. A
+    REPLACE of a document or a passage row is not (the graph triggers assume none either)."""
+    for statement in (M022_TABLES + M022_TRIGGERS).strip().split("\n\n"):
+        conn.execute(statement)
+
+
 MIGRATIONS: list[Callable[[Any], None]] = [
     m001_documents,
     m002_chunks,
@@ -744,6 +965,7 @@ MIGRATIONS: list[Callable[[Any], None]] = [
     m019_extracts,
     m020_graph_dirty,
     m021_graph_files,
+    m022_embed_counts,
 ]
 
 

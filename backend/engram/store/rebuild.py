@@ -35,6 +35,10 @@ DERIVED = frozenset(
         "graph_files",  # none in a new index: each graph file is written whole again
         "graph_dirty",
         "graph_tag_names",
+        # status's embedding counts: the new index's triggers count what is carried over
+        "embed_counts",
+        "embed_totals",
+        "embed_replacing",
     }
 )
 # sync bookkeeping, access and recall counts, the hashes Engram wrote to fact notes, model
