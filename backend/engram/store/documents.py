@@ -81,8 +81,7 @@ def doc_states(
     """The stored documents of a collection (at `paths`, else all), by relative path."""
     among = "" if paths is None else " AND path IN (SELECT value FROM json_each(?))"
     rows = conn.execute(
-        "SELECT id, path, hash, mtime_ns, size, title FROM documents WHERE collection = ?"
-        + among,
+        "SELECT id, path, hash, mtime_ns, size, title FROM documents WHERE collection = ?" + among,
         (collection,) if paths is None else (collection, json.dumps(sorted(paths))),
     )
     return {r[1]: DocState(*r) for r in rows}
