@@ -127,3 +127,17 @@ def test_one_changed_note_rewrites_only_its_part(
     changed = [name for name in before if before[name] != after[name]]
     assert changed == [f"{gf.gi.part_of('N5.md', count):04d}.json"]
     assert index_of(vault) == json.loads(mem.graph_export("json").text)
+
+
+def test_a_hostile_head_file_is_written_again_not_followed(mem: Engram, vault: Path) -> None:
+    """A graph-index.json listing a million parts (or not Engram's shape) costs no stat per
+    entry: it is not a file Engram wrote, so the graph file is made whole again."""
+    head = vault / ".engram/graph-index.json"
+    for text in (
+        json.dumps({"version": 2, "collection": "Brewline", "parts": ["x"] * 1_000_000}),
+        json.dumps({"version": 2, "collection": "Brewline", "edgeTypes": [], "parts": ["../x"]}),
+    ):
+        head.write_text(text)
+        (vault / "Touched.md").write_text(f"# T\n\n{len(text)} [[Ana Ruiz]]\n")
+        mem.update()
+        assert index_of(vault) == json.loads(mem.graph_export("json").text)

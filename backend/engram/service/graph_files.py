@@ -34,6 +34,7 @@ INDEX_FILE = ".engram/graph-index.json"
 PARTS_DIR = ".engram/graph-index"
 NOTES_PER_PART = 500
 MAX_PARTS = 1024
+HEAD_MAX_BYTES = 64 * 1024  # the head of MAX_PARTS parts is about 30 KB
 DEFER_FACTOR = 10  # with `defer`, a file is rebuilt at most once per 10 x its rebuild time
 FORMATS = ("json", "graphml")
 # a facts folder, or a vault folder of that name, gives its notes' type
@@ -133,12 +134,16 @@ def _part_file(root: Path, number: int) -> Path:
 
 def _parts_on_disk(root: Path, head: Path, collection: str) -> int | None:
     """How many parts the graph file on disk has, None when it is not whole in this format
-    (missing, an older version, another collection's, a part gone): then it is made again."""
+    (missing, an older version, another collection's, not as Engram writes it, a part gone):
+    then it is made again. Only a head of the size Engram writes is read."""
     try:
+        if head.stat().st_size > HEAD_MAX_BYTES:
+            return None
         data = json.loads(head.read_bytes())
         count = len(data["parts"])
-        whole = data["version"] == gi.VERSION_PARTS and data["collection"] == collection
-        if whole and count and all(_part_file(root, i).is_file() for i in range(count)):
+        if not 0 < count <= MAX_PARTS or data != json.loads(_head(collection, count)):
+            return None
+        if all(_part_file(root, i).is_file() for i in range(count)):
             return count
     except (OSError, ValueError, KeyError, TypeError):
         pass
@@ -293,6 +298,9 @@ class GraphFiles:
         conn = self._db().conn
         names = spellings(note_tags(conn, (name,)))
         parts = gi.split(self._graph(conn, name, None, names), count)
+        # no head while the parts are rewritten: a crash now leaves the file to be made whole
+        # again, never parts of two cuts listed as one
+        head.unlink(missing_ok=True)
         written = self._write_parts(name, root, parts, range(count))
         keep = {_part_file(root, i).name for i in range(count)}
         for old in safe_join(root, PARTS_DIR).glob("*.json"):

@@ -51,17 +51,17 @@ def note_tags(conn: Any, collections: Sequence[str] = ()) -> list[tuple[int, str
 def tags_under(conn: Any, collection: str, roots: Iterable[str]) -> list[tuple[int, str, str, int]]:
     """`note_tags`' rows of one collection for the tags whose first level is one of `roots`
     (keys): what their names (service/tags.spellings) are made from."""
-    out: list[tuple[int, str, str, int]] = []
-    roots = list(roots)
-    clauses = " OR ".join("(t.key = ? OR (t.key > ? AND t.key < ?))" for _ in roots)
-    if not clauses:
-        return out
-    params = [p for root in roots for p in tag_params(root)]
+    roots = sorted(set(roots))
+    if not roots:
+        return []
     rows = conn.execute(
         "SELECT t.doc_id, t.key, t.tag, min(t.line) AS first FROM tags t"
-        " JOIN documents d ON d.id = t.doc_id WHERE d.collection = ? AND (" + clauses + ")"
+        " JOIN documents d ON d.id = t.doc_id"
+        " WHERE d.collection = ? AND t.key IN (SELECT r.value FROM json_each(?) r"
+        " UNION SELECT k.key FROM json_each(?) r JOIN tags k"
+        " ON k.key > r.value || '/' AND k.key < r.value || '0')"
         " GROUP BY t.doc_id, t.tag ORDER BY d.path, first, t.tag",
-        (collection, *params),
+        (collection, json.dumps(roots), json.dumps(roots)),
     )
     return [(r[0], r[1], r[2], r[3]) for r in rows]
 
