@@ -226,18 +226,6 @@ def split(index: GraphIndex, count: int) -> dict[int, GraphIndex]:
     }
 
 
-def merge(collection: str, parts: Iterable[GraphIndex]) -> GraphIndex:
-    """The whole graph from its parts: what a reader of the file's parts does."""
-    nodes: dict[str, Node] = {}
-    edges: list[Edge] = []
-    for part in parts:
-        nodes.update((n.id, n) for n in part.nodes)
-        edges.extend(part.edges)
-    return GraphIndex(
-        collection, tuple(sorted(nodes.values(), key=lambda n: n.id)), tuple(sorted(edges))
-    )
-
-
 def _load(fm: Any) -> dict[str, Any]:
     try:
         data = json.loads(fm) if isinstance(fm, str) else fm
